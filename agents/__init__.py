@@ -1,0 +1,1 @@
+"""Training and evaluation (installed as ``sorogym.agents``)."""

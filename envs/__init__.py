@@ -1,0 +1,1 @@
+"""The sorogym environment suite (installed as ``sorogym.envs``): one module per task."""

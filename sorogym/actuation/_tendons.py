@@ -1,0 +1,155 @@
+"""Actuation models: generalized-coordinate forces and threadlike tendons.
+
+An actuation model maps actuator commands ``u`` (``m``,) to generalized forces
+``tau = A(q) effort(u)``. For tendons, ``A(q) = d phi / dq^T`` where
+``phi(q) = l(0) - l(q)`` is the tendon *contraction* (the shortening of each tendon path
+from the rest configuration, in m), ``u`` the tendon tensions [N] and
+``effort(u) = max(u, 0)`` (a tendon cannot push). The pair is work-conjugate:
+``qd^T A(q) u = dphi/dt^T u``, the power the tendons deliver.
+
+Routing is threadlike and fixed in the cross-section frame: within segment ``i`` the
+tendon passes at offset ``r(s)`` from the backbone (``[y, z]`` spatial, ``y`` planar), either
+constant (``"straight"``) or varying linearly from the segment's base to its tip
+(``"linear"``). With constant strain ``xi = [w, v]`` the tendon tangent in the body frame is
+``t(s) = v + w x r(s) + r'(s)`` and the path length is ``int |t(s)| ds``.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float
+
+
+class GeneralizedActuation(eqx.Module):
+    """Direct generalized forces on selected coordinates: ``A = I[:, indices]``.
+
+    Attributes:
+        indices: coordinates driven by ``u`` (``None``: all ``n`` coordinates).
+    """
+
+    indices: tuple[int, ...] | None = eqx.field(static=True, default=None)
+
+    def num_actuators(self, num_dofs: int) -> int:
+        return num_dofs if self.indices is None else len(self.indices)
+
+    def check(self, num_segments: int, num_dofs: int, planar: bool) -> None:
+        if self.indices is not None and any(not 0 <= i < num_dofs for i in self.indices):
+            raise ValueError(f"indices: each must lie in [0, {num_dofs}), got {self.indices}")
+
+    def matrix(self, xi: Array, length: Array, B: Array) -> Float[Array, "n m"]:
+        n = B.shape[-1]
+        eye = jnp.eye(n, dtype=xi.dtype)
+        return eye if self.indices is None else eye[:, list(self.indices)]
+
+    def effort(self, u: Array) -> Array:
+        return u
+
+
+def _gauss_legendre(num_points: int) -> tuple[np.ndarray, np.ndarray]:
+    x, w = np.polynomial.legendre.leggauss(num_points)
+    return (x + 1.0) / 2.0, w / 2.0  # on [0, 1]
+
+
+class Tendons(eqx.Module):
+    """Threadlike tendons with straight or linear routing.
+
+    Attributes:
+        offsets: cross-section offsets [m]; straight routing: ``(m, N, 2)`` spatial
+            (``[y, z]`` per segment) or ``(m, N)`` planar (``y``); linear routing adds a
+            trailing axis of 2 for (segment base, segment tip): ``(m, N, 2, 2)`` with
+            ``offsets[..., :, 0]`` at the base, or ``(m, N, 2)`` planar.
+        routing: ``"straight"`` or ``"linear"``.
+        num_quadrature_points: Gauss points per segment for linear routing.
+    """
+
+    offsets: Array
+    routing: str = eqx.field(static=True, default="straight")
+    num_quadrature_points: int = eqx.field(static=True, default=5)
+
+    def __init__(self, offsets: ArrayLike, routing: str = "straight", num_quadrature_points: int = 5):
+        if routing not in ("straight", "linear"):
+            raise ValueError(f"routing: unknown {routing!r}; use 'straight' or 'linear'")
+        self.offsets = jnp.asarray(offsets, dtype=jnp.result_type(float) if not hasattr(offsets, "dtype") else offsets.dtype)
+        self.routing = routing
+        self.num_quadrature_points = int(num_quadrature_points)
+        off = self.offsets
+        if not isinstance(off, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(off))):
+            raise ValueError("offsets: values must be finite")
+
+    def num_actuators(self, num_dofs: int) -> int:
+        return int(self.offsets.shape[0])
+
+    def check(self, num_segments: int, num_dofs: int, planar: bool) -> None:
+        m = self.offsets.shape[0]
+        shape = (m, num_segments) + (() if planar else (2,)) + ((2,) if self.routing == "linear" else ())
+        if tuple(self.offsets.shape) != shape:
+            kind = "planar" if planar else "spatial"
+            raise ValueError(
+                f"offsets: {self.routing} routing on a {kind} {num_segments}-segment rod "
+                f"needs shape (num_tendons, ...) = {shape}, got {tuple(self.offsets.shape)}"
+            )
+
+    def effort(self, u: Array) -> Array:
+        """Tensions act only when positive: ``max(u, 0)`` [N]."""
+        return jnp.maximum(u, 0.0)
+
+    def _profile(self, planar: bool, dtype):
+        """Offsets r(s), their arc-length slope, and quadrature (nodes on [0,1], weights)."""
+        off = self.offsets.astype(dtype)
+        if planar:
+            off = off[..., None, :] if self.routing == "linear" else off[..., None]
+            # planar offsets live on the local y axis: embed as (..., 1[, 2])
+        if self.routing == "straight":
+            x01, w01 = np.array([0.5]), np.array([1.0])
+            r0 = r1 = off
+        else:
+            x01, w01 = _gauss_legendre(self.num_quadrature_points)
+            r0, r1 = off[..., 0], off[..., 1]
+        return r0, r1, jnp.asarray(x01, dtype), jnp.asarray(w01, dtype)
+
+    def _tangents(self, xi: Array, length: Array, planar: bool):
+        """Tendon tangents ``t`` (m, N, nq, k), offsets ``r`` and weights (N, nq) [m]."""
+        r0, r1, x01, w01 = self._profile(planar, xi.dtype)
+        # r: (m, N, nq, c) with c = 1 (planar y) or 2 (spatial y, z)
+        r = r0[:, :, None, :] + (r1 - r0)[:, :, None, :] * x01[None, None, :, None]
+        dr = ((r1 - r0) / length[None, :, None])[:, :, None, :]
+        if planar:
+            k, sx, sy = xi[:, 0], xi[:, 1], xi[:, 2]
+            y, dy = r[..., 0], dr[..., 0]
+            t = jnp.stack(
+                [sx[None, :, None] - k[None, :, None] * y, sy[None, :, None] + dy * jnp.ones_like(y)], axis=-1
+            )
+            r_full = jnp.stack([jnp.zeros_like(y), y], axis=-1)
+        else:
+            zeros = jnp.zeros(r.shape[:-1] + (1,), xi.dtype)
+            r_full = jnp.concatenate([zeros, r], axis=-1)  # [0, y, z]
+            dr_full = jnp.concatenate([jnp.zeros(dr.shape[:-1] + (1,), xi.dtype), dr], axis=-1)
+            w, v = xi[:, :3], xi[:, 3:]
+            t = v[None, :, None, :] + jnp.cross(w[None, :, None, :], r_full) + dr_full
+        weights = length[:, None] * w01[None, :]
+        return t, r_full, weights
+
+    def lengths(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, " m"]:
+        """Tendon path lengths ``l(q)`` [m] from the full strains ``xi`` of every segment."""
+        planar = xi.shape[-1] == 3
+        t, _, weights = self._tangents(xi, length, planar)
+        return jnp.einsum("mij,ij->m", jnp.linalg.norm(t, axis=-1), weights)
+
+    def matrix(self, xi: Float[Array, "N d"], length: Float[Array, " N"], B: Float[Array, "N d n"]) -> Float[Array, "n m"]:
+        """``A(q) = d phi/dq^T = -d l/dq^T``: column ``j`` is the generalized force of a unit
+        tension in tendon ``j``."""
+        planar = xi.shape[-1] == 3
+        t, r_full, weights = self._tangents(xi, length, planar)
+        norm = jnp.linalg.norm(t, axis=-1, keepdims=True)
+        t_hat = t / norm
+        if planar:
+            # d|t|/d[k, sx, sy] = [-y t_x, t_x, t_y]
+            dldxi = jnp.concatenate([-r_full[..., 1:2] * t_hat[..., 0:1], t_hat], axis=-1)
+        else:
+            # d|t|/d[w, v] = [r x t_hat, t_hat]
+            dldxi = jnp.concatenate([jnp.cross(r_full, t_hat), t_hat], axis=-1)
+        dl = jnp.einsum("mijd,ij->mid", dldxi, weights)  # (m, N, d)
+        return -jnp.einsum("idn,mid->nm", B, dl)

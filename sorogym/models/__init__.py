@@ -1,0 +1,10 @@
+"""Soft-robot models with the control-ready interface of :class:`SoftRobot`."""
+
+from ._base import SoftRobot as SoftRobot
+from ._params import RodParams as RodParams
+from ._pcs import PCS as PCS
+from ._pcs import PlanarPCS as PlanarPCS
+from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
+from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
+
+__all__ = ["SoftRobot", "RodParams", "PCS", "PlanarPCS", "SPATIAL_STRAINS", "PLANAR_STRAINS"]

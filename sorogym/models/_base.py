@@ -1,0 +1,114 @@
+"""The control-ready interface shared by every soft-robot model.
+
+Every model describes ``M(q) qdd + C(q, qd) qd + G(q) + K(q) + D qd = A(q) u + tau_ext``
+with state ``y = [q, qd]`` (``n`` generalized coordinates) and ``m`` actuators. Methods
+document shapes, frames and units; all are pure and safe under ``jit``/``vmap``/``grad``.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+class SoftRobot(eqx.Module):
+    """Abstract control-ready soft-robot model (see module docstring)."""
+
+    @property
+    @abc.abstractmethod
+    def num_dofs(self) -> int:
+        """Number ``n`` of generalized coordinates."""
+
+    @property
+    @abc.abstractmethod
+    def num_actuators(self) -> int:
+        """Number ``m`` of actuator inputs."""
+
+    @abc.abstractmethod
+    def forward_kinematics(self, q: Float[Array, " n"], s: Float[Array, ""]) -> Array:
+        """Pose of the backbone point at arc length ``s`` [m] in the world frame."""
+
+    @abc.abstractmethod
+    def forward_kinematics_batched(self, q: Float[Array, " n"], s_ps: Float[Array, " p"]) -> Array:
+        """Poses at several arc lengths, stacked along a leading axis."""
+
+    @abc.abstractmethod
+    def jacobian(self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial") -> Array:
+        """Twist Jacobian ``(d, n)`` at ``s`` (``frame``: ``"inertial"`` or ``"body"``)."""
+
+    @abc.abstractmethod
+    def jacobian_and_time_derivative(
+        self, q: Float[Array, " n"], qd: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial"
+    ) -> tuple[Array, Array]:
+        """``(J, dJ/dt)`` at ``s``, each ``(d, n)``."""
+
+    @abc.abstractmethod
+    def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
+        """Generalized inertia ``M(q)`` (symmetric positive definite) [kg, kg m, kg m^2]."""
+
+    @abc.abstractmethod
+    def coriolis_matrix(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, "n n"]:
+        """A Coriolis matrix with ``dM/dt - 2 C`` skew-symmetric."""
+
+    @abc.abstractmethod
+    def coriolis_force(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``C(q, qd) qd`` evaluated without forming ``C``."""
+
+    @abc.abstractmethod
+    def gravitational_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``G(q) = dU_g/dq`` (left-hand-side convention)."""
+
+    @abc.abstractmethod
+    def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``K(q) = dU_e/dq`` (left-hand-side convention)."""
+
+    @abc.abstractmethod
+    def damping_matrix(self) -> Float[Array, "n n"]:
+        """Constant damping matrix ``D``."""
+
+    @abc.abstractmethod
+    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
+        """``A(q) = d phi/dq^T`` mapping actuator efforts to generalized forces."""
+
+    @abc.abstractmethod
+    def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
+        """``A(q) effort(u)``, the generalized actuation force."""
+
+    @abc.abstractmethod
+    def kinetic_energy(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, ""]:
+        """``T = qd^T M(q) qd / 2`` [J]."""
+
+    @abc.abstractmethod
+    def potential_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
+        """Gravitational plus elastic potential energy [J]."""
+
+    @abc.abstractmethod
+    def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
+        """``dy/dt = [qd, qdd]`` with ``actuation_args = (u,)`` or ``(u, tau_ext)``."""
+
+    @abc.abstractmethod
+    def with_params(self, params) -> "SoftRobot":
+        """Same structure, new parameters (same shapes: no recompilation)."""
+
+    # Concrete conveniences shared by all models ---------------------------------------
+
+    def potential_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``tau_U = G(q) + K(q)``."""
+        return self.gravitational_force(q) + self.elastic_force(q)
+
+    def split_state(self, y: Float[Array, " 2n"]) -> tuple[Array, Array]:
+        """``y -> (q, qd)``."""
+        n = self.num_dofs
+        return y[..., :n], y[..., n:]
+
+    def total_energy(self, y: Float[Array, " 2n"]) -> Float[Array, ""]:
+        """Kinetic plus potential energy [J] of the state ``y``."""
+        q, qd = self.split_state(y)
+        return self.kinetic_energy(q, qd) + self.potential_energy(q)
+
+    def zero_state(self, dtype=None) -> Float[Array, " 2n"]:
+        """The rest state ``y = 0`` (``q = 0`` is the reference configuration)."""
+        return jnp.zeros((2 * self.num_dofs,), dtype or jnp.result_type(float))

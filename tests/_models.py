@@ -1,0 +1,71 @@
+"""Randomised model factories shared by the tests."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+import sorogym as sg
+
+
+def random_params(rng: np.random.Generator, num_segments: int, planar: bool, mounting: str = "upright"):
+    """Physically plausible random rod parameters (float64)."""
+    N = num_segments
+    d = 3 if planar else 6
+    ref = np.zeros((N, d))
+    ref[:, 1 if planar else 3] = 1.0
+    ref += 0.2 * rng.normal(size=(N, d)) * (np.arange(d) < (1 if planar else 3))  # pre-curved
+    gdim = 2 if planar else 3
+    return sg.RodParams.create(
+        length=rng.uniform(0.08, 0.2, N),
+        radius=rng.uniform(0.008, 0.03, N),
+        density=rng.uniform(800.0, 1500.0, N),
+        young_modulus=rng.uniform(2e4, 2e6, N),
+        poisson_ratio=rng.uniform(0.3, 0.5, N),
+        damping=rng.uniform(0.0, 100.0, N),
+        reference_strain=ref,
+        gravity=rng.normal(size=gdim) * 5.0,
+        mounting=mounting,
+        planar=planar,
+        dtype=jnp.float64,
+    )
+
+
+def tendon_offsets(rng, num_tendons, num_segments, planar, routing="straight"):
+    shape = (num_tendons, num_segments) + (() if planar else (2,)) + ((2,) if routing == "linear" else ())
+    return rng.uniform(-0.015, 0.015, shape)
+
+
+# name -> (model class, segments, active strains, actuation kind)
+MODEL_CASES = {
+    "pcs1_all_tendons": (sg.PCS, 1, None, "tendons"),
+    "pcs2_all": (sg.PCS, 2, None, "generalized"),
+    "pcs3_pcc_tendons_linear": (sg.PCS, 3, "pcc", "tendons_linear"),
+    "pcs2_mixed": (sg.PCS, 2, [("ky", "kz", "sx"), ("kx", "ky", "kz", "sy")], "generalized"),
+    "planar1_all": (sg.PlanarPCS, 1, None, "generalized"),
+    "planar3_all_tendons": (sg.PlanarPCS, 3, None, "tendons"),
+    "planar2_pcc_tendons_linear": (sg.PlanarPCS, 2, "pcc", "tendons_linear"),
+}
+
+
+def build_case(name: str, seed: int = 0):
+    cls, N, active, act = MODEL_CASES[name]
+    rng = np.random.default_rng(seed)
+    planar = cls is sg.PlanarPCS
+    params = random_params(rng, N, planar)
+    actuation = None
+    if act.startswith("tendons"):
+        routing = "linear" if act.endswith("linear") else "straight"
+        actuation = sg.Tendons(tendon_offsets(rng, 3, N, planar, routing), routing=routing)
+    return cls(params, active_strains=active, actuation=actuation)
+
+
+def random_state(model, rng, scale=1.0):
+    """Random (q, qd): curvature displacements ~ 5/m, stretches ~ 0.1."""
+    d = 3 if model.planar else 6
+    rot = 1 if model.planar else 3
+    per = np.where(np.arange(d) < rot, 5.0, 0.1)
+    q_scale = np.concatenate([per[np.array(m)] for m in model.active_strains])
+    q = rng.normal(size=model.num_dofs) * q_scale * scale
+    qd = rng.normal(size=model.num_dofs) * q_scale * 3.0
+    return jnp.asarray(q), jnp.asarray(qd)

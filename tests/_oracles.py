@@ -1,0 +1,95 @@
+"""Twins of sorogym models in soromox (an independent implementation used as an oracle).
+
+Convention mapping (documented in docs/conventions.md): identical strain ordering, q, mass,
+stiffness and damping definitions, mountings and inertial-frame Jacobians. Differences
+handled here: soromox's planar forward kinematics is ``[theta, x, y]`` (we return a 3x3
+pose); its tendon paths are routed with a *global* linear offset over a span of segments,
+so each (tendon, segment) pair of ours becomes one soromox path and columns are summed.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+import sorogym as sg
+
+
+def soromox_twin(model):
+    import soromox
+    from soromox.utils.geometry.poses import planar_mounting_pose, spatial_mounting_pose
+
+    p = model.params
+    planar = model.planar
+    N = model.num_segments
+    links = [
+        soromox.LinkSpec.circular(
+            length=float(p.length[i]),
+            radius=float(p.radius[i]),
+            density=float(p.density[i]),
+            reference_strain=np.asarray(p.reference_strain[i]),
+            young_modulus=float(p.young_modulus[i]),
+            shear_modulus=float(p.shear_modulus[i]),
+            material_damping_coefficient=float(p.damping[i]),
+        )
+        for i in range(N)
+    ]
+    mask = np.concatenate([np.array(m) for m in model.active_strains])
+    Structure = soromox.PlanarPCSStructure if planar else soromox.PCSStructure
+    structure = Structure(num_gauss_points=model.num_quadrature_points, strain_selector=jnp.asarray(mask))
+    if planar:
+        base = jnp.asarray([float(p.base_rotation), *np.asarray(p.base_position)])
+    else:
+        base = _spatial_base_pose(np.asarray(p.base_rotation), np.asarray(p.base_position))
+    actuators, combine = None, None
+    if isinstance(model.actuation, sg.Tendons):
+        actuators, combine = _tendon_paths(model)
+    rob_cls = soromox.PlanarPCS if planar else soromox.PCS
+    rob = rob_cls.from_links(
+        links,
+        structure=structure,
+        gravity=jnp.asarray(p.gravity),
+        base_pose=base,
+        **({} if actuators is None else {"actuators": actuators}),
+    )
+    return rob, combine
+
+
+def _spatial_base_pose(R, pos):
+    from scipy.spatial.transform import Rotation
+
+    quat = Rotation.from_matrix(R).as_quat()  # scalar last [x, y, z, w]
+    return jnp.asarray(np.concatenate([quat, pos]))
+
+
+def _tendon_paths(model):
+    """One soromox path per (tendon, segment); returns actuators and the (P, m) summation."""
+    import soromox
+
+    act = model.actuation
+    off = np.asarray(act.offsets)
+    L = np.asarray(model.params.length)
+    starts = np.concatenate([[0.0], np.cumsum(L)[:-1]])
+    m, N = off.shape[0], off.shape[1]
+    intercepts, slopes, segs = [], [], []
+    for j in range(m):
+        for i in range(N):
+            o = off[j, i]
+            if model.planar:
+                r0, r1 = (o[0], o[1]) if act.routing == "linear" else (o, o)
+                r0, r1 = np.array([0.0, r0, 0.0]), np.array([0.0, r1, 0.0])
+            else:
+                r0, r1 = (o[:, 0], o[:, 1]) if act.routing == "linear" else (o, o)
+                r0, r1 = np.array([0.0, *r0]), np.array([0.0, *r1])
+            slope = (r1 - r0) / L[i]
+            intercepts.append(r0 - slope * starts[i])
+            slopes.append(slope)
+            segs.append(i)
+    routing = soromox.ThreadlikeRouting.linear(
+        intercept=jnp.asarray(np.array(intercepts)),
+        slope=jnp.asarray(np.array(slopes)),
+        start_segment_index=tuple(segs),
+        end_segment_index=tuple(segs),
+    )
+    combine = np.kron(np.eye(m), np.ones((N, 1)))  # (m N, m): sum each tendon's segment paths
+    return soromox.ThreadlikeActuator.tendons(routing), combine
