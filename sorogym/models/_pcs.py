@@ -70,8 +70,8 @@ class _PCSRod(SoftRobot):
     _B: Float[Array, "N d n"]
     _quad_segment: Array  # (N*nq,) int segment index of each quadrature point
     _quad_s: Float[Array, " P"]  # local arc length of each quadrature point [m]
-    _quad_mass: Float[Array, "P d"]  # weight * diagonal mass per unit length
-    _quad_weight_force: Float[Array, "P k"]  # weight * rho A * gravity [N]
+    _quad_mass: Float[Array, "d P"]  # weight * diagonal mass per unit length
+    _quad_weight_force: Float[Array, "k P"]  # weight * rho A * gravity [N]
     _stiffness: Float[Array, "n n"]
     _damping: Float[Array, "n n"]
 
@@ -112,9 +112,9 @@ class _PCSRod(SoftRobot):
         weights = (L[:, None] * w01[None, :]).reshape(-1)
         moments = _section_moments(params.radius, self.planar)  # (N, d)
         mass = params.density[:, None] * moments
-        self._quad_mass = weights[:, None] * mass[self._quad_segment]
+        self._quad_mass = (weights[:, None] * mass[self._quad_segment]).T
         line_density = params.density * jnp.pi * params.radius**2  # kg/m
-        self._quad_weight_force = (weights * line_density[self._quad_segment])[:, None] * params.gravity[None, :]
+        self._quad_weight_force = params.gravity[:, None] * (weights * line_density[self._quad_segment])[None, :]
         E, G = params.young_modulus, params.shear_modulus
         if self.planar:
             modulus = jnp.stack([E, E, G], axis=-1)
@@ -188,8 +188,9 @@ class _PCSRod(SoftRobot):
         return seg, s - (ends[seg] - L[seg])
 
     def _frames(self, q, qd, s, with_velocity):
+        """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
         bases, xi, xid = self._bases(q, qd, with_velocity)
-        s = jnp.asarray(s, q.dtype)
+        s = jnp.asarray(s, q.dtype).reshape(-1)
         seg, s_loc = self._locate(s)
         return kernel.frames_at(self.ops, bases, xi, xid, self._B, seg, s_loc, with_velocity)
 
@@ -197,34 +198,33 @@ class _PCSRod(SoftRobot):
         """Pose at arc length ``s`` [m] (``0 <= s <= total_length``) in the world frame:
         a 4x4 (spatial) or 3x3 (planar) homogeneous matrix."""
         f = self._frames(q, jnp.zeros_like(q), s, False)
-        return self.ops.pose_matrix(f.R, f.p)
+        return self.ops.pose_matrix(f.R[..., 0], f.p[:, 0])
 
     def forward_kinematics_batched(self, q: Float[Array, " n"], s_ps) -> Array:
         """Poses at the arc lengths ``s_ps`` (``(p,)``): ``(p, 4, 4)`` or ``(p, 3, 3)``."""
         f = self._frames(q, jnp.zeros_like(q), s_ps, False)
-        return jax.vmap(self.ops.pose_matrix)(f.R, f.p)
+        return jax.vmap(self.ops.pose_matrix, in_axes=(2, 1))(f.R, f.p)
 
     def backbone_positions(self, q: Float[Array, " n"], s_ps) -> Array:
         """Backbone positions ``(p, k)`` [m] in the world frame at arc lengths ``s_ps``."""
-        return self._frames(q, jnp.zeros_like(q), s_ps, False).p
+        return self._frames(q, jnp.zeros_like(q), s_ps, False).p.T
 
-    def _to_frame(self, J, R, frame):
+    def _to_frame(self, f, frame):
         if frame == "body":
-            return J
+            return f.J
         if frame == "inertial":
-            return self.ops.rotation_blocks(R) @ J
+            return self.ops.rotate_twists(f.R, f.J)
         raise ValueError(f"frame: unknown {frame!r}; use 'inertial' or 'body'")
 
     def jacobian(self, q: Float[Array, " n"], s, frame: str = "inertial") -> Array:
         """Twist Jacobian ``(d, n)`` at ``s``: ``"inertial"`` gives world-frame
         ``[omega, pdot]`` (angular first), ``"body"`` the cross-section-frame twist."""
-        f = self._frames(q, jnp.zeros_like(q), s, False)
-        return self._to_frame(f.J, f.R, frame)
+        return self._to_frame(self._frames(q, jnp.zeros_like(q), s, False), frame)[..., 0]
 
     def jacobian_batched(self, q: Float[Array, " n"], s_ps, frame: str = "inertial") -> Array:
         """Jacobians ``(p, d, n)`` at the arc lengths ``s_ps``."""
-        f = self._frames(q, jnp.zeros_like(q), s_ps, False)
-        return jax.vmap(lambda J, R: self._to_frame(J, R, frame))(f.J, f.R)
+        J = self._to_frame(self._frames(q, jnp.zeros_like(q), s_ps, False), frame)
+        return jnp.moveaxis(J, -1, 0)
 
     def jacobian_and_time_derivative(self, q, qd, s, frame: str = "inertial") -> tuple[Array, Array]:
         """``(J, dJ/dt)`` at ``s`` in the requested frame, each ``(d, n)``."""
@@ -239,16 +239,16 @@ class _PCSRod(SoftRobot):
         )
 
     def _inertia_from(self, f):
-        return jnp.einsum("pdi,pd,pdj->ij", f.J, self._quad_mass, f.J)
+        return jnp.einsum("dip,dp,djp->ij", f.J, self._quad_mass, f.J)
 
     def _gravity_from(self, f):
-        wrench = jax.vmap(self.ops.body_force_wrench)(f.R, self._quad_weight_force)
-        return -jnp.einsum("pdn,pd->n", f.J, wrench)
+        wrench = self.ops.force_wrench(f.R, self._quad_weight_force)
+        return -jnp.einsum("dnp,dp->n", f.J, wrench)
 
     def _coriolis_from(self, f):
-        momentum = self._quad_mass * f.eta
-        gyro = jax.vmap(self.ops.coad_apply)(f.eta, momentum)
-        return jnp.einsum("pdn,pd->n", f.J, self._quad_mass * f.jdot_qd - gyro)
+        eta, m = f.eta[:, 0], self._quad_mass
+        gyro = self.ops.coad_apply(eta, m * eta)
+        return jnp.einsum("dnp,dp->n", f.J, m * f.jdot_qd[:, 0] - gyro)
 
     def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
         """``M(q) = int J^T M_s J ds`` (body-frame Jacobians, Gauss quadrature)."""
@@ -263,17 +263,12 @@ class _PCSRod(SoftRobot):
         where ``adbar(mu) x = ad_x^T mu``; ``dM/dt - 2 C`` is skew-symmetric and
         ``C qd`` equals :meth:`coriolis_force`."""
         f, df = jax.jvp(lambda q_: self._quadrature_frames(q_, qd, True), (q,), (qd,))
-        d = self.ops.dim
-        eye = jnp.eye(d, dtype=q.dtype)
-
-        def point(J, Jdot, eta, m):
-            ad_eta = jax.vmap(lambda e: self.ops.bracket(eta, e), out_axes=1)(eye)
-            adbar = jax.vmap(lambda e: self.ops.coad_apply(e, m * eta), out_axes=1)(eye)
-            Ms = jnp.diag(m)
-            inner = Ms @ Jdot + 0.5 * (Ms @ ad_eta - ad_eta.T @ Ms - adbar) @ J
-            return J.T @ inner
-
-        return jnp.sum(jax.vmap(point)(f.J, df.J, f.eta, self._quad_mass), axis=0)
+        ops, m = self.ops, self._quad_mass[:, None, :]
+        J, eta = f.J, f.eta
+        inner = m * df.J + 0.5 * (
+            m * ops.bracket(eta, J) - ops.coad_apply(eta, m * J) - ops.coad_apply(J, m * eta)
+        )
+        return jnp.einsum("dip,djp->ij", J, inner)
 
     def gravitational_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """``G(q) = -int J^T [0, R^T rho A g] ds = dU_g/dq``."""

@@ -1,63 +1,150 @@
-"""Group operations shared by the spatial (SE(3)) and planar (SE(2)) PCS kernels.
+"""Batch-minor group operations shared by the spatial (SE(3)) and planar (SE(2)) kernels.
 
-Poses are carried as ``(R, p)`` pairs (``R``: ``(k, k)`` rotation, ``p``: ``(k,)``
-position, ``k = 3`` spatial, ``2`` planar); twists and wrenches as ``d``-vectors,
-angular first (``d = 6`` spatial, ``3`` planar).
+Layout: every quantity carries a trailing batch axis ``P`` over backbone points, so each
+scalar of the computation is a contiguous vector and the arithmetic fuses into a few
+vectorised loops on XLA:CPU (tiny per-point matrix products and ``vmap`` over points are
+both several times slower there). Shapes:
+
+* strains / twists ``X``: ``(d, P)`` (``d = 6`` spatial ``[w, v]``, ``3`` planar
+  ``[w, vx, vy]``; angular first);
+* stacks of twists as columns ``x``: ``(d, K, P)`` (e.g. a Jacobian has ``K = n``);
+* rotations ``R``: ``(k, k, P)``, positions ``p``: ``(k, P)`` (``k = 3`` or ``2``);
+* scalar coefficients: ``(P,)``.
+
+The closed forms are those of :mod:`sorogym.lie`; the tests check them against it.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from ..lie import se2, se3, so3
+from ..lie._coefficients import cosc_b, sinc_a, sinc_c
+
+
+def _cross(a: Array, b: Array) -> Array:
+    """Cross product along the leading axis, broadcasting over the others."""
+    return jnp.stack(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
+
+
+def _matvec(R: Array, x: Array) -> Array:
+    """``R @ x`` per point: ``R`` ``(k, k, P)``, ``x`` ``(k, K, P)`` -> ``(k, K, P)``.
+
+    Written as an unrolled sum of products (no reduction), so it fuses with its
+    neighbours into one loop."""
+    k = R.shape[0]
+    return jnp.stack([sum(R[i, j][None] * x[j] for j in range(k)) for i in range(k)])
+
+
+def _rmatvec(R: Array, x: Array) -> Array:
+    """``R^T @ x`` per point (unrolled like :func:`_matvec`)."""
+    k = R.shape[0]
+    return jnp.stack([sum(R[j, i][None] * x[j] for j in range(k)) for i in range(k)])
+
+
+def _dot3(a: Array, b: Array) -> Array:
+    """``a . b`` along the leading axis of length 3, unrolled."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _dcoef(fn, rho: Array) -> Array:
+    """Derivative of a coefficient function with respect to ``rho`` (forward mode)."""
+    return jax.jvp(fn, (rho,), (jnp.ones_like(rho),))[1]
 
 
 class SpatialOps:
-    """SE(3) operations on ``(R, p)`` pairs and 6-vectors ``[w, v]``."""
+    """SE(3) operations in the batch-minor layout (see module docstring)."""
 
     dim = 6
     pos_dim = 3
 
     @staticmethod
     def exp(X: Array) -> tuple[Array, Array]:
-        return se3.exp_rp(X)
-
-    @staticmethod
-    def tangent(X: Array) -> Array:
-        return se3.tangent_map(X)
-
-    @staticmethod
-    def adjoint_inverse(R: Array, p: Array) -> Array:
-        """Matrix of ``Ad_(R,p)^-1``: parent-frame twist -> body-frame twist."""
-        Rt = R.T
-        top = jnp.concatenate([Rt, jnp.zeros_like(Rt)], axis=1)
-        bottom = jnp.concatenate([-Rt @ so3.hat(p), Rt], axis=1)
-        return jnp.concatenate([top, bottom], axis=0)
-
-    @staticmethod
-    def rotation_blocks(R: Array) -> Array:
-        """``blockdiag(R, R)``: body twist -> twist with world-frame components."""
-        Z = jnp.zeros_like(R)
-        return jnp.concatenate(
-            [jnp.concatenate([R, Z], axis=1), jnp.concatenate([Z, R], axis=1)], axis=0
+        """``exp(X) = (R, p)``: ``R = (1 - b rho) I + a [w]x + b w w^T``,
+        ``p = v + b w x v + c w x (w x v)``; ``X`` ``(6, P)``."""
+        w, v = X[:3], X[3:]
+        rho = _dot3(w, w)
+        a, b, c = sinc_a(rho), cosc_b(rho), sinc_c(rho)
+        d = 1.0 - b * rho
+        aw = a * w
+        bww = b * w[:, None, :] * w[None, :, :]
+        z = jnp.zeros_like(rho)
+        skew = jnp.stack(
+            [
+                jnp.stack([z, -aw[2], aw[1]]),
+                jnp.stack([aw[2], z, -aw[0]]),
+                jnp.stack([-aw[1], aw[0], z]),
+            ]
         )
+        eye = jnp.eye(3, dtype=X.dtype)[:, :, None]
+        R = d * eye + skew + bww
+        wv = _cross(w, v)
+        return R, v + b * wv + c * _cross(w, wv)
+
+    @staticmethod
+    def compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
+        """``(R0, p0) (R1, p1) = (R0 R1, p0 + R0 p1)``."""
+        return _matvec(R0, R1), p0 + _matvec(R0, p1[:, None, :])[:, 0, :]
+
+    @staticmethod
+    def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
+        """``Ad_(R,p)^-1 x = [R^T w, R^T (v - p x w)]`` on columns ``x`` ``(6, K, P)``."""
+        w, v = x[:3], x[3:]
+        return jnp.concatenate([_rmatvec(R, w), _rmatvec(R, v - _cross(p[:, None, :], w))])
+
+    @staticmethod
+    def tangent_apply(X: Array, x: Array) -> Array:
+        """``T(X) x`` with ``T = sum_k (-1)^k ad_X^k / (k+1)!`` in block form
+        ``[[Tw, 0], [Tvw, Tw]]``: ``Tw y = y - b w x y + c w x (w x y)`` and ``Tvw`` is
+        its derivative along ``v`` (``d rho = 2 w.v``). ``X`` ``(6, P)``, ``x``
+        ``(6, K, P)``."""
+        w, v = X[:3], X[3:]
+        rho = _dot3(w, w)
+        drho = 2.0 * _dot3(w, v)
+        b, c = cosc_b(rho), sinc_c(rho)
+        db = _dcoef(cosc_b, rho) * drho
+        dc = _dcoef(sinc_c, rho) * drho
+        xw, xv = x[:3], x[3:]
+        wc, vc = w[:, None, :], v[:, None, :]
+        w_xw = _cross(wc, xw)
+        ww_xw = _cross(wc, w_xw)
+        Tw_xw = xw - b * w_xw + c * ww_xw
+        Tvw_xw = (
+            -db * w_xw
+            - b * _cross(vc, xw)
+            + dc * ww_xw
+            + c * (_cross(vc, w_xw) + _cross(wc, _cross(vc, xw)))
+        )
+        w_xv = _cross(wc, xv)
+        Tw_xv = xv - b * w_xv + c * _cross(wc, w_xv)
+        return jnp.concatenate([Tw_xw, Tvw_xw + Tw_xv])
+
+    @staticmethod
+    def rotate_twists(R: Array, x: Array) -> Array:
+        """``blockdiag(R, R) x``: body-frame twist components -> world-frame components."""
+        return jnp.concatenate([_matvec(R, x[:3]), _matvec(R, x[3:])])
 
     @staticmethod
     def bracket(a: Array, b: Array) -> Array:
-        return se3.bracket(a, b)
+        """``ad_a b = [wa x wb, wa x vb + va x wb]`` (leading component axis)."""
+        wa, va, wb, vb = a[:3], a[3:], b[:3], b[3:]
+        return jnp.concatenate([_cross(wa, wb), _cross(wa, vb) + _cross(va, wb)])
 
     @staticmethod
     def coad_apply(eta: Array, m: Array) -> Array:
-        """``ad_eta^T m`` for a momentum/wrench ``m = [m_w, m_v]``."""
+        """``ad_eta^T m`` for a momentum/wrench ``m = [m_w, m_v]`` (leading component axis)."""
         w, v = eta[:3], eta[3:]
         mw, mv = m[:3], m[3:]
-        return jnp.concatenate([jnp.cross(mw, w) + jnp.cross(mv, v), jnp.cross(mv, w)])
+        return jnp.concatenate([_cross(mw, w) + _cross(mv, v), _cross(mv, w)])
 
     @staticmethod
-    def body_force_wrench(R: Array, f_world: Array) -> Array:
-        """Body-frame wrench of a force ``f_world`` (world frame) acting at the backbone."""
-        return jnp.concatenate([jnp.zeros_like(f_world), R.T @ f_world])
+    def force_wrench(R: Array, f_world: Array) -> Array:
+        """Body-frame wrench ``[0, R^T f]`` ``(6, P)`` of forces ``f_world`` ``(3, P)``
+        (world frame) acting on the backbone."""
+        return jnp.concatenate([jnp.zeros_like(f_world), _rmatvec(R, f_world[:, None, :])[:, 0, :]])
 
     @staticmethod
     def base_rotation(param: Array) -> Array:
@@ -65,41 +152,60 @@ class SpatialOps:
 
     @staticmethod
     def pose_matrix(R: Array, p: Array) -> Array:
-        return se3.from_rotation_translation(R, p)
+        """``(k, k)`` and ``(k,)`` -> 4x4 homogeneous matrix."""
+        top = jnp.concatenate([R, p[:, None]], axis=1)
+        bottom = jnp.zeros((1, 4), R.dtype).at[0, 3].set(1.0)
+        return jnp.concatenate([top, bottom], axis=0)
 
 
 class PlanarOps:
-    """SE(2) operations on ``(R, p)`` pairs and 3-vectors ``[w, vx, vy]``."""
+    """SE(2) operations in the batch-minor layout (see module docstring)."""
 
     dim = 3
     pos_dim = 2
 
     @staticmethod
     def exp(X: Array) -> tuple[Array, Array]:
-        theta, p = se2.exp_angle_translation(X)
-        return se2.rotation(theta).astype(p.dtype), p
+        """``exp(X) = (R(w), [[a, -w b], [w b, a]] v)``; ``X`` ``(3, P)``."""
+        w, vx, vy = X[0], X[1], X[2]
+        rho = w * w
+        a, wb = sinc_a(rho), w * cosc_b(rho)
+        c, s = jnp.cos(w), jnp.sin(w)
+        R = jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
+        return R, jnp.stack([a * vx - wb * vy, wb * vx + a * vy])
 
     @staticmethod
-    def tangent(X: Array) -> Array:
-        return se2.tangent_map(X)
+    def compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
+        return _matvec(R0, R1), p0 + _matvec(R0, p1[:, None, :])[:, 0, :]
 
     @staticmethod
-    def adjoint_inverse(R: Array, p: Array) -> Array:
+    def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
         """``Ad_(R,p)^-1 x = [w, R^T (v + w J p)]`` with ``J p = [-py, px]``."""
-        Rt = R.T
-        col = Rt @ jnp.stack([-p[1], p[0]])
-        top = jnp.zeros((1, 3), R.dtype).at[0, 0].set(1.0)
-        return jnp.concatenate([top, jnp.concatenate([col[:, None], Rt], axis=1)], axis=0)
+        w, v = x[0], x[1:]
+        Jp = jnp.stack([-p[1], p[0]])[:, None, :]
+        return jnp.concatenate([w[None], _rmatvec(R, v + Jp * w[None])])
 
     @staticmethod
-    def rotation_blocks(R: Array) -> Array:
-        top = jnp.zeros((1, 3), R.dtype).at[0, 0].set(1.0)
-        bottom = jnp.concatenate([jnp.zeros((2, 1), R.dtype), R], axis=1)
-        return jnp.concatenate([top, bottom], axis=0)
+    def tangent_apply(X: Array, x: Array) -> Array:
+        """``T(X) x`` with ``T = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``."""
+        w, vx, vy = X[0], X[1], X[2]
+        rho = w * w
+        a, b, c = sinc_a(rho), cosc_b(rho), sinc_c(rho)
+        wb, wc = w * b, w * c
+        x0, x1, x2 = x[0], x[1], x[2]
+        return jnp.stack(
+            [x0, (-b * vy + wc * vx) * x0 + a * x1 + wb * x2, (b * vx + wc * vy) * x0 - wb * x1 + a * x2]
+        )
+
+    @staticmethod
+    def rotate_twists(R: Array, x: Array) -> Array:
+        return jnp.concatenate([x[:1], _matvec(R, x[1:])])
 
     @staticmethod
     def bracket(a: Array, b: Array) -> Array:
-        return se2.bracket(a, b)
+        return jnp.stack(
+            [jnp.zeros_like(a[0] * b[0]), a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+        )
 
     @staticmethod
     def coad_apply(eta: Array, m: Array) -> Array:
@@ -108,12 +214,15 @@ class PlanarOps:
         return jnp.stack([vy * m[1] - vx * m[2], w * m[2], -w * m[1]])
 
     @staticmethod
-    def body_force_wrench(R: Array, f_world: Array) -> Array:
-        return jnp.concatenate([jnp.zeros((1,), f_world.dtype), R.T @ f_world])
+    def force_wrench(R: Array, f_world: Array) -> Array:
+        return jnp.concatenate(
+            [jnp.zeros_like(f_world[:1]), _rmatvec(R, f_world[:, None, :])[:, 0, :]]
+        )
 
     @staticmethod
     def base_rotation(param: Array) -> Array:
-        return se2.rotation(param).astype(param.dtype)
+        c, s = jnp.cos(param), jnp.sin(param)
+        return jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
 
     @staticmethod
     def pose_matrix(R: Array, p: Array) -> Array:
