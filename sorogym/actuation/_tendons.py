@@ -72,7 +72,7 @@ class Tendons(eqx.Module):
     def __init__(self, offsets: ArrayLike, routing: str = "straight", num_quadrature_points: int = 5):
         if routing not in ("straight", "linear"):
             raise ValueError(f"routing: unknown {routing!r}; use 'straight' or 'linear'")
-        self.offsets = jnp.asarray(offsets, dtype=jnp.result_type(float) if not hasattr(offsets, "dtype") else offsets.dtype)
+        self.offsets = jnp.asarray(offsets)
         self.routing = routing
         self.num_quadrature_points = int(num_quadrature_points)
         off = self.offsets

@@ -77,10 +77,12 @@ def strain_mask(spec: StrainSpec, num_segments: int, planar: bool) -> tuple[tupl
     names = PLANAR_STRAINS if planar else SPATIAL_STRAINS
     if spec is None:
         spec = "all"
+    # Per segment: one entry per segment, each a preset name or a sequence (strain names
+    # or a boolean mask); a flat sequence of strain names or booleans applies to all.
     per_segment = (
         not isinstance(spec, str)
         and len(spec) == num_segments
-        and all(not isinstance(x, (str, bool, np.bool_)) for x in spec)
+        and all((isinstance(x, str) and x in _PRESETS[kind]) or not isinstance(x, (str, bool, np.bool_)) for x in spec)
     )
     if per_segment:
         return tuple(_one_mask(s, names, kind) for s in spec)

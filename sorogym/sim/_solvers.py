@@ -5,9 +5,10 @@
   works for any model with velocity-dependent forces.
 * :class:`LinearTrapezoid`: the environments' fast integrator. It exploits that PCS
   elastic and damping forces are linear with constant matrices (``K(q) = S q``, ``D qd``):
-  those stiff terms are integrated by the trapezoidal rule (A-stable, second order, no
-  numerical damping), the remaining forces ``F = A u + tau_ext - C qd - G`` explicitly, and
-  ``M`` is frozen over the step. One step costs one evaluation of ``(M, C qd, G)`` and one
+  those stiff terms are integrated by the trapezoidal rule (A-stable, second order on this
+  linear part, no numerical damping), the remaining forces ``F = A u + tau_ext - C qd - G``
+  explicitly, and ``M`` is frozen over the step, so the scheme is first order overall with a
+  small error constant when the linear stiff forces dominate. One step costs one evaluation of ``(M, C qd, G)`` and one
   Cholesky solve of ``W = M + h/2 D + h^2/4 S``::
 
       dv = h W^-1 (F - S q - D v - h/2 S v),   v+ = v + dv,   q+ = q + h v + h/2 dv.
@@ -87,12 +88,9 @@ class SemiImplicitEuler(_FixedStepSolver):
 
 
 class LinearTrapezoid(_FixedStepSolver):
-    """Linearly implicit trapezoidal scheme exploiting constant ``S`` and ``D`` (second
-    order in the stiff linear part). Requires a model with ``dynamical_terms``,
+    """Linearly implicit trapezoidal scheme exploiting constant ``S`` and ``D`` (trapezoidal
+    in the stiff linear part, first order overall). Requires a model with ``dynamical_terms``,
     ``generalized_force``, ``stiffness_matrix`` and ``damping_matrix`` (PCS models)."""
-
-    def order(self, terms):
-        return 2
 
     def _advance(self, t0, y0, args, h):
         return linear_trapezoid_step(self.model, t0, y0, args, h)
