@@ -39,10 +39,8 @@ def tendon_offsets(rng, num_tendons, num_segments, planar, routing="straight"):
 # name -> (model class, segments, active strains, actuation kind)
 MODEL_CASES = {
     "pcs1_all_tendons": (sg.PCS, 1, None, "tendons"),
-    "pcs2_all": (sg.PCS, 2, None, "generalized"),
     "pcs3_pcc_tendons_linear": (sg.PCS, 3, "pcc", "tendons_linear"),
     "pcs2_mixed": (sg.PCS, 2, [("ky", "kz", "sx"), ("kx", "ky", "kz", "sy")], "generalized"),
-    "planar1_all": (sg.PlanarPCS, 1, None, "generalized"),
     "planar3_all_tendons": (sg.PlanarPCS, 3, None, "tendons"),
     "planar2_pcc_tendons_linear": (sg.PlanarPCS, 2, "pcc", "tendons_linear"),
 }

@@ -66,6 +66,7 @@ class _PCSRod(SoftRobot):
     actuation: eqx.Module
     active_strains: tuple[tuple[bool, ...], ...] = eqx.field(static=True)
     num_quadrature_points: int = eqx.field(static=True)
+    quadrature: tuple[tuple[float, ...], tuple[float, ...]] | None = eqx.field(static=True)
     # Precomputed, state-independent data (recomputed by with_params).
     _B: Float[Array, "N d n"]
     _quad_segment: Array  # (N*nq,) int segment index of each quadrature point
@@ -81,6 +82,7 @@ class _PCSRod(SoftRobot):
         active_strains: StrainSpec = None,
         actuation: eqx.Module | None = None,
         num_quadrature_points: int = 5,
+        quadrature: tuple | None = None,
     ):
         if not isinstance(params, RodParams):
             raise TypeError(f"params: expected RodParams, got {type(params).__name__}")
@@ -103,8 +105,17 @@ class _PCSRod(SoftRobot):
         self.actuation.check(N, n, self.planar)
         dtype = params.length.dtype
         self._B = jnp.asarray(selector_blocks(masks), dtype)
-        x, w = np.polynomial.legendre.leggauss(self.num_quadrature_points)
-        x01, w01 = jnp.asarray((x + 1) / 2, dtype), jnp.asarray(w / 2, dtype)
+        if quadrature is None:
+            x, w = np.polynomial.legendre.leggauss(self.num_quadrature_points)
+            x01, w01 = (x + 1) / 2, w / 2
+        else:
+            x01, w01 = (np.asarray(a, dtype=float).reshape(-1) for a in quadrature)
+            if x01.shape != w01.shape or np.any((x01 < 0) | (x01 > 1)) or not np.all(np.isfinite(w01)):
+                raise ValueError("quadrature: expected (nodes in [0, 1], weights) of equal length")
+            self.num_quadrature_points = int(x01.size)
+            quadrature = (tuple(float(v) for v in x01), tuple(float(v) for v in w01))
+        self.quadrature = quadrature
+        x01, w01 = jnp.asarray(x01, dtype), jnp.asarray(w01, dtype)
         nq = self.num_quadrature_points
         self._quad_segment = jnp.repeat(jnp.arange(N), nq)
         L = params.length
@@ -154,7 +165,7 @@ class _PCSRod(SoftRobot):
 
     def with_params(self, params: RodParams) -> "_PCSRod":
         """Same structure and actuation with new parameters (same shapes: no recompilation)."""
-        return type(self)(params, self.active_strains, self.actuation, self.num_quadrature_points)
+        return type(self)(params, self.active_strains, self.actuation, self.num_quadrature_points, self.quadrature)
 
     def update_params(self, **fields) -> "_PCSRod":
         """``with_params(params.replace(**fields))``."""
@@ -162,7 +173,7 @@ class _PCSRod(SoftRobot):
 
     def with_actuation(self, actuation: eqx.Module) -> "_PCSRod":
         """Same robot with another actuation model."""
-        return type(self)(self.params, self.active_strains, actuation, self.num_quadrature_points)
+        return type(self)(self.params, self.active_strains, actuation, self.num_quadrature_points, self.quadrature)
 
     # -- kinematics --------------------------------------------------------------------
 
@@ -346,6 +357,8 @@ class PCS(_PCSRod):
         actuation: :class:`~sorogym.actuation.GeneralizedActuation` (default, ``A = I``)
             or :class:`~sorogym.actuation.Tendons`.
         num_quadrature_points: Gauss-Legendre points per segment for M, C qd and G.
+        quadrature: optional custom rule ``(nodes, weights)`` on ``[0, 1]`` (weights summing
+            to 1) replacing Gauss-Legendre, e.g. to reproduce another implementation's rule.
     """
 
     ops: ClassVar = SpatialOps
