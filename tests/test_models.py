@@ -376,13 +376,22 @@ def test_planar_pcs_equals_spatial_pcs_restricted_to_the_plane(seed):
     )
     q = jnp.asarray(rng.normal(size=3 * N) * np.tile([4.0, 0.1, 0.1], N))
     qd = jnp.asarray(rng.normal(size=3 * N))
-    for s in np.linspace(0, float(planar.total_length), 4):
-        g_p, g_s = planar.forward_kinematics(q, s), spatial.forward_kinematics(q, s)
-        np.testing.assert_allclose(g_s[np.ix_([0, 1, 3], [0, 1, 3])], g_p, atol=1e-14)
-        np.testing.assert_allclose(np.asarray(spatial.jacobian(q, s))[[2, 3, 4]], planar.jacobian(q, s), atol=1e-13)
-    for f in ("inertia_matrix", "gravitational_force", "elastic_force"):
-        np.testing.assert_allclose(getattr(spatial, f)(q), getattr(planar, f)(q), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(spatial.coriolis_force(q, qd), planar.coriolis_force(q, qd), rtol=1e-11, atol=1e-15)
-    np.testing.assert_allclose(spatial.damping_matrix(), planar.damping_matrix(), rtol=1e-14)
-    y = jnp.concatenate([q, qd])
-    np.testing.assert_allclose(spatial.forward_dynamics(0.0, y), planar.forward_dynamics(0.0, y), rtol=1e-9, atol=1e-9)
+    s_ps = jnp.linspace(0, float(planar.total_length), 4)
+    tp, ts = _plane_terms(planar, q, qd, s_ps), _plane_terms(spatial, q, qd, s_ps)
+    np.testing.assert_allclose(np.asarray(ts["fk"])[:, [0, 1, 3]][:, :, [0, 1, 3]], tp["fk"], atol=1e-14)
+    np.testing.assert_allclose(np.asarray(ts["J"])[:, [2, 3, 4]], tp["J"], atol=1e-13)
+    for key in ("M", "G", "K"):
+        np.testing.assert_allclose(ts[key], tp[key], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ts["Cqd"], tp["Cqd"], rtol=1e-11, atol=1e-15)
+    np.testing.assert_allclose(ts["D"], tp["D"], rtol=1e-14)
+    np.testing.assert_allclose(ts["yd"], tp["yd"], rtol=1e-9, atol=1e-9)
+
+
+@jax.jit
+def _plane_terms(model, q, qd, s_ps):
+    return dict(
+        fk=model.forward_kinematics_batched(q, s_ps), J=model.jacobian_batched(q, s_ps),
+        M=model.inertia_matrix(q), G=model.gravitational_force(q), K=model.elastic_force(q),
+        Cqd=model.coriolis_force(q, qd), D=model.damping_matrix(),
+        yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd])),
+    )

@@ -81,3 +81,51 @@ def safe_norm(x: Float[ArrayLike, "*b n"], axis: int = -1) -> Float[Array, "*b"]
     sq = jnp.sum(x * x, axis=axis)
     zero = sq <= 0.0
     return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, sq)))
+
+
+# -- batched table for the fused kernels ----------------------------------------------
+
+# Below this rho the table uses Taylor polynomials (12 terms, truncation < 1e-17 up to the
+# second derivatives); above it the closed forms, whose recurrences lose at most ~1e-12
+# (x64) to cancellation in the second derivatives at the switch.
+TABLE_RHO_SWITCH = 2.25
+_TABLE_TERMS = 12
+
+
+def _series_rows(rho: Array, first_factorial: int) -> tuple[Array, Array, Array]:
+    """Value and first two rho-derivatives of sum_k (-1)^k rho^k / (2k + f)!."""
+    c = [(-1.0) ** k / math.factorial(2 * k + first_factorial) for k in range(_TABLE_TERMS)]
+
+    def horner(coeffs):
+        out = jnp.full_like(rho, coeffs[-1])
+        for cf in reversed(coeffs[:-1]):
+            out = out * rho + cf
+        return out
+
+    d1 = [k * c[k] for k in range(1, _TABLE_TERMS)]
+    d2 = [k * (k - 1) * c[k] for k in range(2, _TABLE_TERMS)]
+    return horner(c), horner(d1), horner(d2)
+
+
+def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
+    """Rows ``[a, b, c, a', b', c', a'', b'', c'']`` (derivatives with respect to
+    ``rho = theta**2``) of the three coefficients, from one ``sin``/``cos``/``sqrt`` per
+    entry, with the same safe-branch construction as the scalar functions."""
+    rho = jnp.asarray(rho)
+    small = rho < TABLE_RHO_SWITCH
+    r = jnp.where(small, 2.0 * TABLE_RHO_SWITCH, rho)
+    th = jnp.sqrt(r)
+    s, co = jnp.sin(th), jnp.cos(th)
+    a = s / th
+    b = (1.0 - co) / r
+    c = (1.0 - a) / r
+    a1 = (co - a) / (2.0 * r)
+    b1 = (a - 2.0 * b) / (2.0 * r)
+    c1 = -(a1 + c) / r
+    a2 = -(0.5 * a + 3.0 * a1) / (2.0 * r)
+    b2 = (a1 - 4.0 * b1) / (2.0 * r)
+    c2 = -(a2 + 2.0 * c1) / r
+    closed = jnp.stack([a, b, c, a1, b1, c1, a2, b2, c2])
+    (sa, sa1, sa2), (sb, sb1, sb2), (sc, sc1, sc2) = (_series_rows(rho, f) for f in (1, 2, 3))
+    series = jnp.stack([sa, sb, sc, sa1, sb1, sc1, sa2, sb2, sc2])
+    return jnp.where(small, series, closed)

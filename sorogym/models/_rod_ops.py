@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from ..lie._coefficients import cosc_b, sinc_a, sinc_c
+from ..lie._coefficients import coefficient_table
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -50,9 +50,31 @@ def _dot3(a: Array, b: Array) -> Array:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-def _dcoef(fn, rho: Array) -> Array:
-    """Derivative of a coefficient function with respect to ``rho`` (forward mode)."""
-    return jax.jvp(fn, (rho,), (jnp.ones_like(rho),))[1]
+@jax.custom_jvp
+def _planar_coefficients(rho: Array) -> Array:
+    """Rows ``[a, b, c]`` of :func:`coefficient_table` with a table-based JVP."""
+    return coefficient_table(rho)[:3]
+
+
+@_planar_coefficients.defjvp
+def _planar_coefficients_jvp(primals, tangents):
+    (rho,), (drho,) = primals, tangents
+    table = coefficient_table(rho)
+    return table[:3], table[3:6] * drho
+
+
+@jax.custom_jvp
+def _tangent_coefficients(rho: Array) -> Array:
+    """Rows ``[b, c, b', c']`` of :func:`coefficient_table`; its JVP reads the next
+    derivatives from the same table instead of differentiating the branches."""
+    return coefficient_table(rho)[jnp.array([1, 2, 4, 5])]
+
+
+@_tangent_coefficients.defjvp
+def _tangent_coefficients_jvp(primals, tangents):
+    (rho,), (drho,) = primals, tangents
+    table = coefficient_table(rho)
+    return table[jnp.array([1, 2, 4, 5])], table[jnp.array([4, 5, 7, 8])] * drho
 
 
 class SpatialOps:
@@ -67,7 +89,7 @@ class SpatialOps:
         ``p = v + b w x v + c w x (w x v)``; ``X`` ``(6, P)``."""
         w, v = X[:3], X[3:]
         rho = _dot3(w, w)
-        a, b, c = sinc_a(rho), cosc_b(rho), sinc_c(rho)
+        a, b, c = coefficient_table(rho)[:3]
         d = 1.0 - b * rho
         aw = a * w
         bww = b * w[:, None, :] * w[None, :, :]
@@ -104,9 +126,8 @@ class SpatialOps:
         w, v = X[:3], X[3:]
         rho = _dot3(w, w)
         drho = 2.0 * _dot3(w, v)
-        b, c = cosc_b(rho), sinc_c(rho)
-        db = _dcoef(cosc_b, rho) * drho
-        dc = _dcoef(sinc_c, rho) * drho
+        b, c, b1, c1 = _tangent_coefficients(rho)
+        db, dc = b1 * drho, c1 * drho
         xw, xv = x[:3], x[3:]
         wc, vc = w[:, None, :], v[:, None, :]
         w_xw = _cross(wc, xw)
@@ -169,7 +190,8 @@ class PlanarOps:
         """``exp(X) = (R(w), [[a, -w b], [w b, a]] v)``; ``X`` ``(3, P)``."""
         w, vx, vy = X[0], X[1], X[2]
         rho = w * w
-        a, wb = sinc_a(rho), w * cosc_b(rho)
+        a, b, _ = _planar_coefficients(rho)
+        wb = w * b
         c, s = jnp.cos(w), jnp.sin(w)
         R = jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
         return R, jnp.stack([a * vx - wb * vy, wb * vx + a * vy])
@@ -190,7 +212,7 @@ class PlanarOps:
         """``T(X) x`` with ``T = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``."""
         w, vx, vy = X[0], X[1], X[2]
         rho = w * w
-        a, b, c = sinc_a(rho), cosc_b(rho), sinc_c(rho)
+        a, b, c = _planar_coefficients(rho)
         wb, wc = w * b, w * c
         x0, x1, x2 = x[0], x[1], x[2]
         return jnp.stack(
