@@ -1,1 +1,9 @@
-"""The sorogym environment suite (installed as ``sorogym.envs``): one module per task."""
+"""The sorogym environment suite (installed as ``sorogym.envs``): one module per task.
+
+Each module holds a frozen ``Config`` dataclass, ``default_config()``, the env class
+(registered by name) and the task's shared pure functions.
+"""
+
+from . import tendon_tracking
+
+__all__ = ["tendon_tracking"]

@@ -1,12 +1,21 @@
-"""sorogym: soft continuum robot models and RL environments on a differentiable JAX core."""
+"""sorogym: soft continuum robot models and RL environments on a differentiable JAX core.
+
+Importing the package registers every environment of the suite with Gymnasium
+(``gymnasium.make("sorogym/TendonTracking-v0")``) and with brax.
+"""
 
 from . import actuation, lie, models, sim
 from .actuation import GeneralizedActuation, Tendons
 from .models import PCS, PlanarPCS, RodParams, SoftRobot
+from . import env  # noqa: E402  (after the core: envs build on it)
+from .env import make, registry
+from . import envs  # noqa: E402,F401  (the suite registers itself)
+
+env.register_everywhere()
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "actuation", "lie", "models", "sim",
+    "actuation", "lie", "models", "sim", "env", "envs", "make", "registry",
     "GeneralizedActuation", "Tendons", "PCS", "PlanarPCS", "RodParams", "SoftRobot",
 ]

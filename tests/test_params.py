@@ -104,3 +104,27 @@ def test_same_shape_parameter_updates_do_not_recompile():
         jnp.array([1e6, 1e6])
     )
     assert np.all(np.isfinite(np.asarray(dE))) and np.any(np.asarray(dE) != 0)
+
+
+def test_per_strain_damping_form():
+    rates = np.array([[1e-3, 2e-3, 3e-3, 1.0, 2.0, 3.0], [4e-3, 5e-3, 6e-3, 4.0, 5.0, 6.0]])
+    m = sg.PCS(_params(damping=rates, dtype=jnp.float64))
+    expected = np.diag((np.asarray([0.1, 0.1])[:, None] * rates).reshape(-1))
+    np.testing.assert_allclose(np.asarray(m.damping_matrix()), expected, rtol=1e-14)
+    with pytest.raises(ValueError, match="damping"):
+        _params(damping=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="damping"):
+        _params(damping=-rates)
+    planar = sg.PlanarPCS(_params(damping=np.ones((2, 3)), planar=True, dtype=jnp.float64))
+    np.testing.assert_allclose(np.diag(np.asarray(planar.damping_matrix())), 0.1 * np.ones(6))
+
+
+@pytest.mark.oracle
+def test_per_strain_damping_matches_soromox_link_damping():
+    pytest.importorskip("soromox")
+    from sorogym.testing import soromox_twin
+
+    rates = np.tile(1e-3 * np.array([1.0, 1.0, 1.0, 1e3, 1e3, 1e3]), (2, 1))
+    m = sg.PCS(_params(damping=rates, dtype=jnp.float64))
+    rob, _ = soromox_twin(m)
+    np.testing.assert_allclose(np.asarray(rob.damping_matrix(jnp.zeros(12))), np.asarray(m.damping_matrix()), rtol=1e-14)

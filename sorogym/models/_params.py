@@ -47,6 +47,19 @@ def _per_segment(name: str, value, num_segments: int, dtype) -> Array:
     return arr
 
 
+def _damping_per_segment(value, num_segments: int, num_strains: int, dtype) -> Array:
+    """Damping as ``(N,)`` material coefficients or ``(N, d)`` per-strain coefficients."""
+    arr = _as_array(value, dtype)
+    if arr.ndim == 2:
+        if arr.shape != (num_segments, num_strains):
+            raise ValueError(
+                f"damping: per-strain damping needs shape ({num_segments}, {num_strains}), "
+                f"got {tuple(arr.shape)}"
+            )
+        return arr
+    return _per_segment("damping", arr, num_segments, dtype)
+
+
 def check_field(name: str, value: Array, *, positive: bool = False, nonnegative: bool = False) -> None:
     """Raise ``ValueError`` naming ``name`` if a concrete ``value`` is invalid."""
     if not _is_concrete(value):
@@ -74,8 +87,11 @@ class RodParams(eqx.Module):
         density: ``(N,)`` volumetric mass densities [kg/m^3].
         young_modulus: ``(N,)`` Young's moduli E [Pa].
         shear_modulus: ``(N,)`` shear moduli G [Pa].
-        damping: ``(N,)`` material damping coefficients eta [Pa s] (shear viscosity of a
-            Kelvin-Voigt material; bending and elongation see ``3 eta``).
+        damping: either ``(N,)`` material damping coefficients eta [Pa s] (shear viscosity
+            of a Kelvin-Voigt material; bending and elongation see ``3 eta``), or ``(N, d)``
+            per-strain damping coefficients per unit length, ordered like the strain
+            (angular components [N m^2 s], linear components [N s]); segment ``i``'s damping
+            matrix is then ``length[i] * diag(damping[i])``.
         reference_strain: ``(N, d)`` rest strain ``xi_ref`` (straight, unstretched:
             ``[0, 0, 0, 1, 0, 0]`` spatial, ``[0, 1, 0]`` planar).
         gravity: ``(3,)`` (spatial) or ``(2,)`` (planar) gravitational acceleration in the
@@ -90,7 +106,7 @@ class RodParams(eqx.Module):
     density: Float[Array, " N"]
     young_modulus: Float[Array, " N"]
     shear_modulus: Float[Array, " N"]
-    damping: Float[Array, " N"]
+    damping: Float[Array, "N ..."]
     reference_strain: Float[Array, "N d"]
     gravity: Float[Array, " g"]
     base_rotation: Array
@@ -173,7 +189,7 @@ class RodParams(eqx.Module):
             density=_per_segment("density", density, N, dtype),
             young_modulus=E,
             shear_modulus=G,
-            damping=_per_segment("damping", damping, N, dtype),
+            damping=_damping_per_segment(damping, N, d, dtype),
             reference_strain=ref,
             gravity=_as_array(gravity, dtype),
             base_rotation=_as_array(base_rotation, dtype),
@@ -203,8 +219,10 @@ class RodParams(eqx.Module):
         N = self.length.shape[0]
         d, gdim = (3, 2) if planar else (6, 3)
         check_shape("length", self.length, (N,))
-        for name in ("radius", "density", "young_modulus", "shear_modulus", "damping"):
+        for name in ("radius", "density", "young_modulus", "shear_modulus"):
             check_shape(name, getattr(self, name), (N,))
+        if tuple(self.damping.shape) not in ((N,), (N, d)):
+            raise ValueError(f"damping: expected shape ({N},) or ({N}, {d}), got {tuple(self.damping.shape)}")
         check_shape("reference_strain", self.reference_strain, (N, d))
         check_shape("gravity", self.gravity, (gdim,))
         check_shape("base_position", self.base_position, (gdim,))

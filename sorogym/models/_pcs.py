@@ -14,7 +14,8 @@ Cross-sections are solid circles of radius ``r``: area ``A = pi r^2``, second mo
 ``diag(G J, E I, E I, E A, G A, G A)`` (planar ``diag(E I, E A, G A)``) and the damping
 ``eta diag(J, 3 I, 3 I, 3 A, A, A)`` (planar ``eta diag(3 I, 3 A, A)``) for the material
 damping coefficient ``eta = params.damping`` [Pa s], a shear viscosity whose extensional
-counterpart is ``3 eta`` (Trouton's ratio, incompressible material); segment terms
+counterpart is ``3 eta`` (Trouton's ratio, incompressible material), or directly
+``diag(params.damping[i])`` when per-strain coefficients ``(N, d)`` are given; segment terms
 are these times the segment length, so ``K(q) = S q`` and ``D`` are constant matrices.
 Integrals along segments (M, C qd, G) use Gauss-Legendre quadrature.
 """
@@ -132,7 +133,10 @@ class _PCSRod(SoftRobot):
         else:
             modulus = jnp.stack([G, E, E, E, G, G], axis=-1)
         stiff = L[:, None] * modulus * moments  # (N, d)
-        damp = L[:, None] * params.damping[:, None] * jnp.asarray(_TROUTON[self.planar], dtype) * moments
+        if params.damping.ndim == 2:  # per-strain coefficients per unit length
+            damp = L[:, None] * params.damping
+        else:
+            damp = L[:, None] * params.damping[:, None] * jnp.asarray(_TROUTON[self.planar], dtype) * moments
         self._stiffness = jnp.einsum("idn,id,idm->nm", self._B, stiff, self._B)
         self._damping = jnp.einsum("idn,id,idm->nm", self._B, damp, self._B)
 

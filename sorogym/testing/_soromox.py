@@ -15,6 +15,14 @@ import numpy as np
 import sorogym as sg
 
 
+def _damping_kwargs(p, i: int) -> dict:
+    """Material coefficient, or per-strain coefficients as soromox's per-link diagonal
+    damping (which it takes already multiplied by the segment length)."""
+    if p.damping.ndim == 2:
+        return {"damping": jnp.diag(jnp.asarray(np.asarray(p.damping[i]) * float(p.length[i])))}
+    return {"material_damping_coefficient": float(p.damping[i])}
+
+
 def soromox_twin(model):
     import soromox
     from soromox.utils.geometry.poses import planar_mounting_pose, spatial_mounting_pose
@@ -30,7 +38,7 @@ def soromox_twin(model):
             reference_strain=np.asarray(p.reference_strain[i]),
             young_modulus=float(p.young_modulus[i]),
             shear_modulus=float(p.shear_modulus[i]),
-            material_damping_coefficient=float(p.damping[i]),
+            **_damping_kwargs(p, i),
         )
         for i in range(N)
     ]

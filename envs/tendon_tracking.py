@@ -1,0 +1,240 @@
+"""``TendonTracking-v0``: a tendon-driven soft arm tracks a target moving on a hemisphere.
+
+The SoRoMoX paper's RL case study (section V-F, Appendix D-F) as its reference setup
+defines it.
+
+Robot: one spatial PCS segment (all six strains), length 0.25 m, radius 0.025 m, density
+1070 kg/m^3, E = 250 kPa, nu = 0.37, per-strain damping ``1e-3 [1, 1, 1, 1e3, 1e3, 1e3]``
+per unit length, no gravity, mounted upright at the origin (backbone along world +z).
+Four straight tendons at 0.02 m from the axis, 90 degrees apart (cross-section offsets
+``[y, z]`` = (0, +r), (0, -r), (+r, 0), (-r, 0)).
+
+* **Action** ``(4,)`` in [-1, 1]: tendon-tension increments, ``u+ = clip(u + 0.5 a, 0, 25)`` N,
+  held for one control period of 1/15 s.
+* **Observation** ``(16,)`` float32: tip position [m] (3), tip velocity [m/s] (3), tendon
+  tensions [N] (4), target position [m] (3), target velocity [m/s] (3); world frame.
+* **Target**: a smooth path on the upper hemisphere of radius 0.10 m centred at
+  (0, 0, 0.15) m, traversed at 0.015 m/s; each episode draws the number of turns around the
+  vertical axis, the mean polar angle and a polar oscillation (amplitude, frequency, phases).
+* **Reward**: ``-(d / 0.2 + max(d_dot, 0) / 0.3) + 1.5 [d < 0.01]`` with ``d`` the tip-target
+  distance [m] and ``d_dot`` its rate; as terms ``distance = -d``, ``approach =
+  -max(d_dot, 0)``, ``success = [d < success_radius]`` with scales 5, 10/3 and 1.5.
+* **Termination**: none (time limit 7 s = 105 steps, applied by the wrappers), except a
+  diverging simulation.
+* **Success**: step-wise, tip within 10 mm of the target (``metrics["success"]``; its
+  episode mean is the success rate), and ``metrics["tracking_error"]`` = d [m].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sorogym.actuation import Tendons
+from sorogym.env import PhysicsState, SoroEnv, register
+from sorogym.models import PCS, RodParams
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardScales:
+    distance: float = 1.0 / 0.2
+    approach: float = 1.0 / 0.3
+    success: float = 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardConfig:
+    scales: RewardScales = RewardScales()
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetConfig:
+    """Hemisphere target path (all in the world frame, SI)."""
+
+    center: tuple[float, float, float] = (0.0, 0.0, 0.15)
+    radius: float = 0.10
+    speed: float = 0.015
+    turns: tuple[float, float] = (0.5, 3.0)  # turns around the vertical over the path
+    polar_mean: tuple[float, float] = (0.15, math.pi / 2 - 0.25)  # rad from the vertical
+    polar_amplitude: tuple[float, float] = (0.0, 0.35)  # rad
+    polar_frequency: tuple[float, float] = (0.5, 3.0)  # oscillations over the path
+    dense_points: int = 1024  # samples of the path before arc-length resampling
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    # Robot
+    length: float = 0.25
+    radius: float = 0.025
+    density: float = 1070.0
+    young_modulus: float = 2.5e5
+    poisson_ratio: float = 0.37
+    damping: tuple[float, ...] = (1e-3, 1e-3, 1e-3, 1.0, 1.0, 1.0)  # per strain, per metre
+    gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    tendon_offset: float = 0.02
+    # Actuation
+    tendon_force_increment: float = 0.5  # N per unit action
+    max_tendon_force: float = 25.0  # N
+    # Timing and integration
+    control_dt: float = 1.0 / 15.0
+    num_substeps: int = 5
+    episode_length_s: float = 7.0
+    divergence_bound: float = 1e3
+    # Task
+    target: TargetConfig = TargetConfig()
+    success_radius: float = 0.01
+    reward: RewardConfig = RewardConfig()
+    randomization: tuple = ()  # ((field, low, high), ...) multiplicative, per reset
+    dtype: str = "float32"
+
+
+def default_config() -> Config:
+    return Config()
+
+
+# -- shared task code (also used by other physics backends) -------------------------------
+
+
+def hemisphere_target_path(key: jax.Array, cfg: TargetConfig, num_points: int, dt: float, dtype=jnp.float32):
+    """Target positions and velocities ``(num_points, 3)`` at times ``k dt``.
+
+    A dense path ``theta(s), phi(s)`` on the sphere (``phi`` winding ``turns`` times,
+    ``theta`` oscillating around its mean) is resampled at constant speed by arc length,
+    projected back onto the sphere; velocities are forward differences projected onto the
+    tangent plane and capped at ``cfg.speed``.
+    """
+    k = jax.random.split(key, 6)
+    u = lambda kk, lohi: jax.random.uniform(kk, (), dtype, lohi[0], lohi[1])  # noqa: E731
+    turns, theta0 = u(k[0], cfg.turns), u(k[1], cfg.polar_mean)
+    amp, freq = u(k[2], cfg.polar_amplitude), u(k[3], cfg.polar_frequency)
+    phase_phi, phase_theta = u(k[4], (0.0, 2 * math.pi)), u(k[5], (0.0, 2 * math.pi))
+    s = jnp.linspace(0.0, 1.0, cfg.dense_points, dtype=dtype)
+    phi = 2 * math.pi * turns * s + phase_phi
+    theta = jnp.clip(theta0 + amp * jnp.sin(2 * math.pi * freq * s + phase_theta), 1e-3, math.pi / 2 - 1e-3)
+    c = jnp.asarray(cfg.center, dtype)
+    R = jnp.asarray(cfg.radius, dtype)
+    dense = c + R * jnp.stack([jnp.sin(theta) * jnp.cos(phi), jnp.sin(theta) * jnp.sin(phi), jnp.cos(theta)], -1)
+    arc = jnp.concatenate([jnp.zeros((1,), dtype), jnp.cumsum(jnp.linalg.norm(jnp.diff(dense, axis=0), axis=-1))])
+    wanted = jnp.minimum(jnp.arange(num_points + 1, dtype=dtype) * (cfg.speed * dt), arc[-1])
+    pts = jnp.stack([jnp.interp(wanted, arc, dense[:, i]) for i in range(3)], -1)
+    radial = pts - c
+    pts = c + R * radial / jnp.linalg.norm(radial, axis=-1, keepdims=True)
+    vel = (pts[1:] - pts[:-1]) / dt
+    normal = (pts[:-1] - c) / R
+    vel = vel - jnp.sum(vel * normal, -1, keepdims=True) * normal
+    speed = jnp.linalg.norm(vel, axis=-1, keepdims=True)
+    vel = vel * jnp.minimum(1.0, cfg.speed / jnp.maximum(speed, 1e-12))
+    return pts[:-1], vel
+
+
+def tracking_observation(tip_pos, tip_vel, tendon_forces, target_pos, target_vel):
+    """The 16-D observation (see module docstring)."""
+    return jnp.concatenate([tip_pos, tip_vel, tendon_forces, target_pos, target_vel])
+
+
+def tracking_reward_terms(tip_pos, tip_vel, target_pos, target_vel, success_radius):
+    """Unscaled reward terms and the distance ``d`` [m]."""
+    e = tip_pos - target_pos
+    d = jnp.linalg.norm(e)
+    d_dot = jnp.dot(tip_vel - target_vel, e / (d + 1e-8))
+    terms = {
+        "distance": -d,
+        "approach": -jnp.maximum(d_dot, 0.0),
+        "success": (d < success_radius).astype(d.dtype),
+    }
+    return terms, d
+
+
+def increment_tendon_forces(u, action, increment, max_force):
+    """``clip(u + increment * action, 0, max_force)``."""
+    return jnp.clip(u + increment * action, 0.0, max_force)
+
+
+# -- environment -----------------------------------------------------------------------
+
+
+@register
+class TendonTracking(SoroEnv):
+    __doc__ = __doc__
+    name = "TendonTracking-v0"
+
+    @classmethod
+    def default_config(cls) -> Config:
+        return default_config()
+
+    def build_model(self, config: Config) -> PCS:
+        for name in ("length", "radius", "tendon_offset", "tendon_force_increment", "max_tendon_force", "success_radius"):
+            value = getattr(config, name)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+        if config.tendon_offset >= config.radius:
+            raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius}), got {config.tendon_offset}")
+        if len(config.damping) != 6:
+            raise ValueError(f"damping: expected 6 per-strain coefficients, got {len(config.damping)}")
+        params = RodParams.upright(
+            length=config.length, radius=config.radius, density=config.density,
+            young_modulus=config.young_modulus, poisson_ratio=config.poisson_ratio,
+            damping=np.asarray(config.damping)[None, :], gravity=list(config.gravity), dtype=self.dtype,
+        )
+        r = config.tendon_offset
+        offsets = np.array([[0.0, r], [0.0, -r], [r, 0.0], [-r, 0.0]])[:, None, :]
+        return PCS(params, actuation=Tendons(jnp.asarray(offsets, self.dtype)))
+
+    @property
+    def observation_dim(self) -> int:
+        return 16
+
+    @property
+    def action_dim(self) -> int:
+        return 4
+
+    def _tip(self, model, ps):
+        L = model.total_length
+        pose = model.forward_kinematics(ps.q, L)
+        J = model.jacobian(ps.q, L)
+        return pose[:3, 3], (J @ ps.qd)[3:]
+
+    def _target(self, ps):
+        k = jnp.minimum(ps.steps, ps.task["path"].shape[0] - 1)
+        return ps.task["path"][k], ps.task["path_velocity"][k]
+
+    def reset_task(self, key, model):
+        pos, vel = hemisphere_target_path(key, self.config.target, self.max_episode_steps + 1, self.control_dt, self.dtype)
+        n, m = model.num_dofs, model.num_actuators
+        z = jnp.zeros
+        return {"path": pos, "path_velocity": vel}, z(n, self.dtype), z(n, self.dtype), z(m, self.dtype)
+
+    def command(self, model, ps: PhysicsState, action):
+        c = self.config
+        return increment_tendon_forces(ps.u, action, c.tendon_force_increment, c.max_tendon_force)
+
+    def observe(self, model, ps):
+        tip, tip_vel = self._tip(model, ps)
+        target, target_vel = self._target(ps)
+        return tracking_observation(tip, tip_vel, ps.u, target, target_vel)
+
+    def reward_terms(self, model, prev, ps, action):
+        tip, tip_vel = self._tip(model, ps)
+        target, target_vel = self._target(ps)
+        return tracking_reward_terms(tip, tip_vel, target, target_vel, self.config.success_radius)[0]
+
+    def task_metrics(self, model, ps):
+        tip, tip_vel = self._tip(model, ps)
+        target, target_vel = self._target(ps)
+        d = jnp.linalg.norm(tip - target)
+        return {"tracking_error": d, "success": (d < self.config.success_radius).astype(jnp.float32),
+                "tendon_force_mean": jnp.mean(ps.u)}
+
+    def render_scene(self, ps):
+        scene = super().render_scene(ps)
+        k = min(int(ps.steps), ps.task["path"].shape[0] - 1)
+        scene["markers"].append(("target", np.asarray(ps.task["path"][k]), "tab:green"))
+        c, R = np.asarray(self.config.target.center), self.config.target.radius
+        half = max(R, 0.5 * self.config.length) * 1.4
+        scene["bounds"] = ((c[0] - half, c[0] + half), (c[1] - half, c[1] + half), (0.0, 2 * half))
+        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
+        return scene

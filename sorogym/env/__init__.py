@@ -1,0 +1,34 @@
+"""The environment layer: the brax ``Env`` base, the registry and the wrappers.
+
+* :class:`SoroEnv` / :class:`PhysicsState`: the pure-functional env base (brax API).
+* :func:`make`, :func:`registry`, :func:`register`: names -> envs; importing :mod:`sorogym`
+  registers the suite with Gymnasium (``sorogym/<Name>-v0``) and brax.
+* :func:`wrap_for_training`: vmap + episode limit + full reset (brax PPO's ``wrap_env_fn``).
+* :class:`GymEnv`, :class:`GymVectorEnv` (Gymnasium) and :class:`SB3VecEnv`
+  (Stable-Baselines3) faces over the same JAX env.
+"""
+
+from ._base import PhysicsState, SoroEnv
+from ._config import config_to_dict, flatten_config, replace_config
+from ._registry import canonical_name, env_class, gym_id, make, register, register_everywhere, registry
+from ._wrappers import FullResetWrapper, wrap_for_training
+
+
+def __getattr__(name):
+    # Gymnasium and SB3 faces load on first use (SB3 pulls in torch).
+    if name in ("GymEnv", "GymVectorEnv"):
+        from . import _gym
+
+        return getattr(_gym, name)
+    if name == "SB3VecEnv":
+        from ._sb3 import SB3VecEnv
+
+        return SB3VecEnv
+    raise AttributeError(name)
+
+
+__all__ = [
+    "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
+    "canonical_name", "env_class", "wrap_for_training", "FullResetWrapper", "replace_config",
+    "config_to_dict", "flatten_config", "GymEnv", "GymVectorEnv", "SB3VecEnv",
+]

@@ -1,0 +1,108 @@
+"""Accuracy of an env's physics stepping against a high-accuracy float64 reference.
+
+One episode of random actions runs through the env as configured (float32, the fast
+fixed-step integrator). The actuator states it commanded are then replayed, held over each
+control period, on a float64 copy of the same env integrated with diffrax's Tsit5 (a fixed
+step ``reference_dt``, or adaptive steps when ``reference_dt`` is ``None``), including any
+state-dependent external force. The score is the largest tip-position difference over the
+episode divided by the robot's length. Requires ``jax_enable_x64``.
+"""
+
+from __future__ import annotations
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._registry import make
+
+
+def _tip_positions(env, ps_batch) -> np.ndarray:
+    model = env.model
+    L = model.total_length
+
+    def tip(q, params):
+        m = model if params is None else model.with_params(params)
+        return m.forward_kinematics(q, L)[:-1, -1]
+
+    return np.asarray(jax.jit(jax.vmap(tip))(ps_batch.q, ps_batch.params))
+
+
+def random_action_episode(env, key, num_steps: int):
+    """Roll ``num_steps`` uniform random actions through ``env`` (jitted scan); returns the
+    stacked pipeline states after every step and the initial state."""
+    k_reset, k_act = jax.random.split(key)
+    actions = jax.random.uniform(k_act, (num_steps, env.action_size), jnp.float32, -1.0, 1.0)
+
+    @jax.jit
+    def run(k_reset, actions):
+        s0 = env.reset(k_reset)
+
+        def body(s, a):
+            s = env.step(s, a)
+            return s, s.pipeline_state
+
+        _, traj = jax.lax.scan(body, s0, actions)
+        return s0.pipeline_state, traj
+
+    return run(k_reset, actions)
+
+
+def integrator_accuracy(name: str, num_steps: int | None = None, seed: int = 0, reference_dt: float | None = 1e-5,
+                        rtol: float = 1e-9, atol: float = 1e-12, **overrides) -> dict:
+    """Max tip error [m] and relative to the length of the fast env integrator over one
+    episode of random actions (see module docstring). Returns a dict with ``tip_error``,
+    ``tip_error_rel``, ``num_steps``, ``substep_dt`` and the reference settings."""
+    if not jax.config.jax_enable_x64:
+        raise RuntimeError("integrator_accuracy needs jax_enable_x64 for its float64 reference")
+    env = make(name, **overrides)
+    ref_env = make(name, dtype="float64", **overrides)
+    num_steps = env.max_episode_steps if num_steps is None else int(num_steps)
+    key = jax.random.PRNGKey(seed)
+    ps0, traj = random_action_episode(env, key, num_steps)
+    tips = _tip_positions(env, traj)
+    ref0 = ref_env.reset(jax.random.split(key)[0]).pipeline_state
+    # Same task and parameters as the float32 run, in float64.
+    to64 = lambda x: jnp.asarray(x, jnp.float64) if jnp.issubdtype(jnp.asarray(x).dtype, jnp.floating) else x  # noqa: E731
+    ref0 = ref0.replace(task=jax.tree.map(to64, ps0.task), params=jax.tree.map(to64, ps0.params))
+    model = ref_env._model_for(ref0.params)
+    n = model.num_dofs
+    dt = ref_env.control_dt
+    solver = diffrax.Tsit5()
+    if reference_dt is None:
+        controller, dt0 = diffrax.PIDController(rtol=rtol, atol=atol), dt / 100
+    else:
+        controller, dt0 = diffrax.ConstantStepSize(), float(reference_dt)
+
+    def period(y, u, ps):
+        def vf(t, y, args):
+            tau_ext = ref_env.external_force(model, y[:n], y[n:], ps)
+            act = (u,) if tau_ext is None else (u, tau_ext)
+            return model.forward_dynamics(t, y, act)
+
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(vf), solver, 0.0, dt, dt0, y, stepsize_controller=controller,
+                                  max_steps=int(dt / (reference_dt or dt / 1e5)) + 16)
+        return sol.ys[-1]
+
+    tasks = jax.tree.map(lambda x0, xs: jnp.concatenate([to64(x0)[None], to64(xs)[:-1]]), ps0.task, traj.task)
+
+    @jax.jit
+    def replay(y0, us, tasks):
+        def body(y, inputs):
+            u, task = inputs
+            y = period(y, u, ref0.replace(task=task))
+            return y, model.forward_kinematics(y[:n], model.total_length)[:-1, -1]
+
+        return jax.lax.scan(body, y0, (us, tasks))[1]
+
+    y0 = jnp.concatenate([ref0.q, ref0.qd])
+    ref_tips = np.asarray(replay(y0, jnp.asarray(traj.u, jnp.float64), tasks))
+    L = model.total_length
+    err = float(np.max(np.linalg.norm(tips - ref_tips, axis=-1)))
+    length = float(L)
+    return {
+        "env": env.name, "num_steps": num_steps, "substep_dt": env.substep_dt, "num_substeps": env.config.num_substeps,
+        "reference": "tsit5_fixed" if reference_dt else "tsit5_adaptive", "reference_dt": reference_dt,
+        "tip_error": err, "tip_error_rel": err / length,
+    }

@@ -1,0 +1,297 @@
+"""The environment base: a pure-functional brax ``Env`` over a sorogym model.
+
+One env step holds the actuator command for one control period ``control_dt`` and advances
+the physics by ``num_substeps`` steps of the fast fixed-step integrator
+(:func:`sorogym.sim.linear_trapezoid_step`) inside one ``lax.scan``. Subclasses supply the
+model, the task (initial state, target motion, observation, reward terms, termination) and
+optionally an external generalized force evaluated at every substep (contact).
+
+State layout (``brax.envs.base.State``):
+
+* ``pipeline_state``: a :class:`PhysicsState` (time, ``q``, ``qd``, actuator state ``u``,
+  physical parameters when randomised, the task state, a PRNG key, the step counter);
+* ``obs``: ``(observation_size,)`` float32; ``reward``/``done``: float32 scalars;
+* ``metrics``: ``reward/<term>`` for every reward term (already scaled) plus the task's
+  metrics; ``info``: ``nonfinite`` (1.0 when the physics produced a non-finite or
+  diverging state: the episode ends, the previous finite state is kept and the reward is
+  finite) plus the task's info keys. The same keys at reset and at every step.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jaxtyping import Array
+
+from ..models import RodParams, SoftRobot
+from ..sim import linear_trapezoid_step
+from ._brax import import_brax_envs
+from ._config import check_randomization, replace_config
+
+_brax_envs = import_brax_envs()
+Env, State = _brax_envs.Env, _brax_envs.State
+
+
+@struct.dataclass
+class PhysicsState:
+    """Physics and task state of one environment (a pytree; batched under ``vmap``).
+
+    Attributes:
+        t: time since reset [s], scalar.
+        q, qd: generalized coordinates ``(n,)`` and velocities ``(n,)``.
+        u: actuator state ``(m,)`` (e.g. tendon tensions [N]) held over the control period.
+        params: physical parameters of this episode (``RodParams``) when domain
+            randomisation is enabled, else ``None``.
+        task: the task's own state (target, goal, obstacles, ...), a pytree.
+        rng: PRNG key for in-episode randomness and the next full reset.
+        steps: control steps since reset (int32).
+    """
+
+    t: Array
+    q: Array
+    qd: Array
+    u: Array
+    params: Any
+    task: Any
+    rng: Array
+    steps: Array
+
+
+class SoroEnv(Env, abc.ABC):
+    """Base class of every sorogym environment (see module docstring).
+
+    Subclasses define ``Config`` (a frozen dataclass with at least ``control_dt``,
+    ``num_substeps``, ``episode_length_s``, ``divergence_bound``, ``randomization`` and
+    ``reward.scales``), ``default_config()``, and the task hooks below.
+    """
+
+    #: Name in the registry (``sorogym/<name>-v0`` on the Gymnasium side).
+    name: ClassVar[str] = ""
+    #: Extra ``info`` keys set by the task at reset and step (beyond ``nonfinite``).
+    info_keys: ClassVar[tuple[str, ...]] = ()
+    #: Observations are clipped to [-limit, limit] (the Gymnasium Box bounds).
+    observation_limit: ClassVar[float] = 1e4
+
+    def __init__(self, config: Any = None, **overrides):
+        config = self.default_config() if config is None else config
+        config = replace_config(config, overrides)
+        self._validate_base_config(config)
+        self.config = config
+        self.dtype = jnp.dtype(getattr(config, "dtype", "float32"))
+        self.model: SoftRobot = self.build_model(config)
+        self._scale_names = tuple(f.name for f in dataclasses.fields(config.reward.scales))
+        self._scales = {k: float(getattr(config.reward.scales, k)) for k in self._scale_names}
+
+    # -- configuration --------------------------------------------------------------
+
+    @classmethod
+    @abc.abstractmethod
+    def default_config(cls) -> Any:
+        """The env's default frozen ``Config``."""
+
+    @staticmethod
+    def _validate_base_config(config) -> None:
+        for name in ("control_dt", "episode_length_s", "divergence_bound"):
+            value = getattr(config, name)
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+        if not (isinstance(config.num_substeps, int) and config.num_substeps >= 1):
+            raise ValueError(f"num_substeps: must be an integer >= 1, got {config.num_substeps!r}")
+        check_randomization(config.randomization)
+
+    @property
+    def control_dt(self) -> float:
+        """Duration of one env step [s]."""
+        return float(self.config.control_dt)
+
+    @property
+    def dt(self) -> float:
+        """Alias of :attr:`control_dt` (brax convention)."""
+        return self.control_dt
+
+    @property
+    def substep_dt(self) -> float:
+        """Integrator step [s]."""
+        return self.control_dt / self.config.num_substeps
+
+    @property
+    def max_episode_steps(self) -> int:
+        """Episode length in control steps (applied by the wrappers, brax convention)."""
+        return int(round(self.config.episode_length_s / self.control_dt))
+
+    @property
+    def reward_term_names(self) -> tuple[str, ...]:
+        return self._scale_names
+
+    # -- brax Env interface -----------------------------------------------------------
+
+    @property
+    def observation_size(self) -> int:
+        return int(self.observation_dim)
+
+    @property
+    def action_size(self) -> int:
+        return int(self.action_dim)
+
+    @property
+    def backend(self) -> str:
+        return "sorogym"
+
+    @property
+    @abc.abstractmethod
+    def observation_dim(self) -> int:
+        """Length of the observation vector."""
+
+    @property
+    @abc.abstractmethod
+    def action_dim(self) -> int:
+        """Length of the action vector (actions in [-1, 1])."""
+
+    def reset(self, rng: Array) -> State:
+        """Fresh episode: sample parameters (if randomised), the task and the initial state."""
+        key_params, key_task, key_next = jax.random.split(rng, 3)
+        params = self._sample_params(key_params)
+        model = self._model_for(params)
+        task, q0, qd0, u0 = self.reset_task(key_task, model)
+        cast = lambda x: jnp.asarray(x, self.dtype)  # noqa: E731
+        ps = PhysicsState(
+            t=jnp.zeros((), self.dtype), q=cast(q0), qd=cast(qd0), u=cast(u0), params=params,
+            task=task, rng=key_next, steps=jnp.zeros((), jnp.int32),
+        )
+        zero = jnp.zeros((), jnp.float32)
+        metrics = {f"reward/{k}": zero for k in self._scale_names}
+        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_metrics(model, ps).items()})
+        info = {"nonfinite": zero}
+        info.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_info(model, ps, None).items()})
+        obs = self._clean_obs(self.observe(model, ps))
+        return State(pipeline_state=ps, obs=obs, reward=zero, done=zero, metrics=metrics, info=info)
+
+    def step(self, state: State, action: Array) -> State:
+        """One control period: command from ``action`` in [-1, 1], physics substeps, task update."""
+        ps = state.pipeline_state
+        action = jnp.clip(jnp.asarray(action, self.dtype), -1.0, 1.0)
+        model = self._model_for(ps.params)
+        u = jnp.asarray(self.command(model, ps, action), self.dtype)
+        y0 = jnp.concatenate([ps.q, ps.qd])
+        y1, diverged = self._integrate(model, y0, u, ps)
+        y1 = jnp.where(diverged, y0, y1)
+        n = model.num_dofs
+        rng, key_task = jax.random.split(ps.rng)
+        moved = ps.replace(t=ps.t + self.control_dt, q=y1[:n], qd=y1[n:], u=u, rng=rng, steps=ps.steps + 1)
+        moved = moved.replace(task=self.advance_task(key_task, model, moved))
+        terms = self.reward_terms(model, ps, moved, action)
+        if set(terms) != set(self._scale_names):
+            raise KeyError(f"reward terms {sorted(terms)} do not match reward.scales {sorted(self._scale_names)}")
+        scaled = {k: jnp.asarray(self._scales[k] * terms[k], jnp.float32) for k in self._scale_names}
+        reward = sum(scaled.values(), jnp.zeros((), jnp.float32))
+        reward = jnp.where(jnp.isfinite(reward), reward, 0.0)
+        done = jnp.logical_or(diverged, self.terminated(model, moved))
+        metrics = dict(state.metrics)  # keep keys added by wrappers (brax's eval adds "reward")
+        metrics.update({f"reward/{k}": v for k, v in scaled.items()})
+        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_metrics(model, moved).items()})
+        info = dict(state.info)
+        info["nonfinite"] = diverged.astype(jnp.float32)
+        info.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_info(model, moved, ps).items()})
+        obs = self._clean_obs(self.observe(model, moved))
+        return state.replace(
+            pipeline_state=moved, obs=obs, reward=reward, done=done.astype(jnp.float32), metrics=metrics, info=info
+        )
+
+    def _clean_obs(self, obs: Array) -> Array:
+        obs = jnp.asarray(obs, jnp.float32)
+        lim = self.observation_limit
+        return jnp.clip(jnp.where(jnp.isfinite(obs), obs, 0.0), -lim, lim)
+
+    # -- physics ------------------------------------------------------------------------
+
+    def _integrate(self, model: SoftRobot, y0: Array, u: Array, ps: PhysicsState) -> tuple[Array, Array]:
+        """``num_substeps`` integrator steps with ``u`` held; returns ``(y1, diverged)``."""
+        h = jnp.asarray(self.substep_dt, self.dtype)
+        n = model.num_dofs
+
+        def substep(y, _):
+            tau_ext = self.external_force(model, y[:n], y[n:], ps)
+            args = (u,) if tau_ext is None else (u, tau_ext)
+            return linear_trapezoid_step(model, 0.0, y, args, h), None
+
+        y1, _ = jax.lax.scan(substep, y0, None, length=self.config.num_substeps)
+        bound = self.config.divergence_bound
+        diverged = jnp.logical_not(jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.abs(y1) < bound))
+        return y1, diverged
+
+    def _sample_params(self, key: Array) -> RodParams | None:
+        """Physical parameters of an episode: ``None`` without randomisation, else the
+        nominal ``RodParams`` with each randomised field scaled by a per-segment factor
+        drawn uniformly from its ``(low, high)`` range."""
+        ranges = self.config.randomization
+        if not ranges:
+            return None
+        params = self.model.params
+        keys = jax.random.split(key, len(ranges))
+        fields = {}
+        for k, (name, lo, hi) in zip(keys, ranges):
+            nominal = fields.get(name, getattr(params, name))
+            factor = jax.random.uniform(k, nominal.shape, nominal.dtype, lo, hi)
+            fields[name] = nominal * factor
+        return params.replace(**fields)
+
+    def _model_for(self, params: RodParams | None) -> SoftRobot:
+        return self.model if params is None else self.model.with_params(params)
+
+    # -- task hooks -----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def build_model(self, config) -> SoftRobot:
+        """The nominal robot model in ``self.dtype`` (validated at construction)."""
+
+    @abc.abstractmethod
+    def reset_task(self, key: Array, model: SoftRobot) -> tuple[Any, Array, Array, Array]:
+        """``(task_state, q0, qd0, u0)`` of a fresh episode."""
+
+    @abc.abstractmethod
+    def command(self, model: SoftRobot, ps: PhysicsState, action: Array) -> Array:
+        """Actuator state held over the next control period from ``action`` in [-1, 1]."""
+
+    def external_force(self, model: SoftRobot, q: Array, qd: Array, ps: PhysicsState) -> Array | None:
+        """Generalized external force ``(n,)`` at a substep (``None``: none)."""
+        return None
+
+    def advance_task(self, key: Array, model: SoftRobot, ps: PhysicsState) -> Any:
+        """Task state after a control period (``ps`` already holds the new physics)."""
+        return ps.task
+
+    @abc.abstractmethod
+    def observe(self, model: SoftRobot, ps: PhysicsState) -> Array:
+        """Observation ``(observation_dim,)``."""
+
+    @abc.abstractmethod
+    def reward_terms(self, model: SoftRobot, prev: PhysicsState, ps: PhysicsState, action: Array) -> dict[str, Array]:
+        """Unscaled reward terms, one per field of ``config.reward.scales``."""
+
+    def terminated(self, model: SoftRobot, ps: PhysicsState) -> Array:
+        """Task termination (success or failure), scalar bool. Time limits are the wrappers'."""
+        return jnp.zeros((), bool)
+
+    def task_metrics(self, model: SoftRobot, ps: PhysicsState) -> dict[str, Array]:
+        """Per-step task metrics (fixed keys), e.g. ``tracking_error``, ``success``."""
+        return {}
+
+    def task_info(self, model: SoftRobot, ps: PhysicsState, prev: PhysicsState | None) -> dict[str, Array]:
+        """Per-step task info (keys ``info_keys``), e.g. ``cost``; ``prev`` is ``None`` at reset."""
+        return {}
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def render_scene(self, ps: PhysicsState) -> dict:
+        """Numpy description of the scene for the renderers: backbone points, tendon
+        paths, markers (targets, goals) and obstacles. Subclasses add their markers."""
+        from ..render import scene_of_rod
+
+        model = self._model_for(ps.params)
+        return scene_of_rod(model, np.asarray(ps.q))

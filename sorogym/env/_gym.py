@@ -1,0 +1,158 @@
+"""Gymnasium faces of the JAX envs: a single :class:`GymEnv` and a natively batched
+:class:`GymVectorEnv` (``gymnasium.make_vec``'s ``vector_entry_point``).
+
+Numpy arrays at the boundary, float32 ``Box`` spaces (actions in [-1, 1]), seeding through
+Gymnasium's ``np_random`` (the JAX key of each reset is drawn from it), ``render_mode =
+"rgb_array"``. The JAX ``reset``/``step`` are jitted once per instance.
+
+``info`` carries the env's metrics (``reward/<term>``, task metrics such as
+``tracking_error`` and ``success``) and info keys (``nonfinite``, ``cost`` where defined) as
+Python floats (single env) or arrays (vector env).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium.vector.utils import batch_space
+from gymnasium.vector.vector_env import AutoresetMode
+
+from ._registry import make
+from ._wrappers import wrap_for_training
+
+_SKIP_INFO = {"steps", "truncation", "episode_done", "episode_metrics", "final_obs"}
+
+
+def _spaces(env):
+    obs = gymnasium.spaces.Box(-env.observation_limit, env.observation_limit, (env.observation_size,), np.float32)
+    act = gymnasium.spaces.Box(-1.0, 1.0, (env.action_size,), np.float32)
+    return obs, act
+
+
+def _key_from(np_random: np.random.Generator) -> jax.Array:
+    return jax.random.PRNGKey(int(np_random.integers(0, 2**31 - 1)))
+
+
+def _render_state(env, pipeline_state, width: int, height: int) -> np.ndarray:
+    from ..render import render_rgb
+
+    ps = jax.tree.map(np.asarray, pipeline_state)
+    return render_rgb(env.render_scene(ps), width=width, height=height)
+
+
+class GymEnv(gymnasium.Env):
+    """A registered sorogym env as a ``gymnasium.Env`` (time limit from the registry).
+
+    Args:
+        env_name: registry name, e.g. ``"TendonTracking-v0"``.
+        render_mode: ``None`` or ``"rgb_array"``.
+        render_size: ``(width, height)`` of rendered frames [px].
+        **overrides: dotted config overrides (see :func:`sorogym.make`).
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
+
+    def __init__(self, env_name: str, render_mode: str | None = None, render_size=(480, 480), **overrides):
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode: only 'rgb_array' is supported, got {render_mode!r}")
+        self.jax_env = make(env_name, **overrides)
+        self.render_mode = render_mode
+        self.render_size = tuple(render_size)
+        self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.jax_env.control_dt)))
+        self.observation_space, self.action_space = _spaces(self.jax_env)
+        self._reset = jax.jit(self.jax_env.reset)
+        self._step = jax.jit(self.jax_env.step)
+        self._state = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._state = self._reset(_key_from(self.np_random))
+        return np.array(self._state.obs), self._info(self._state)
+
+    def step(self, action):
+        if self._state is None:
+            raise RuntimeError("step() called before reset()")
+        action = np.asarray(action, dtype=np.float32).reshape(self.action_space.shape)
+        self._state = self._step(self._state, jnp.asarray(action))
+        s = self._state
+        return np.array(s.obs), float(s.reward), bool(s.done > 0), False, self._info(s)
+
+    @staticmethod
+    def _info(state) -> dict[str, Any]:
+        info = {k: float(v) for k, v in state.metrics.items()}
+        info.update({k: float(v) for k, v in state.info.items() if k not in _SKIP_INFO})
+        return info
+
+    def render(self):
+        if self.render_mode != "rgb_array" or self._state is None:
+            return None
+        return _render_state(self.jax_env, self._state.pipeline_state, *self.render_size)
+
+
+class GymVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` copies stepped as one batched, jitted JAX call (same-step autoreset).
+
+    Finished episodes are reset in the same ``step`` with fresh randomness; the observation
+    that ended an episode is in ``infos["final_obs"]`` (object array, ``None`` elsewhere)
+    with the mask ``infos["_final_obs"]``, as Gymnasium's ``SAME_STEP`` mode specifies.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(self, env_name: str, num_envs: int = 1, max_episode_steps: int | None = None,
+                 render_mode: str | None = None, render_size=(480, 480), **overrides):
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs: must be >= 1, got {num_envs}")
+        self.jax_env = make(env_name, **overrides)
+        self.num_envs = int(num_envs)
+        self.render_mode = render_mode
+        self.render_size = tuple(render_size)
+        self._batched = wrap_for_training(self.jax_env, episode_length=max_episode_steps)
+        self.single_observation_space, self.single_action_space = _spaces(self.jax_env)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._reset = jax.jit(self._batched.reset)
+        self._step = jax.jit(self._batched.step)
+        self._state = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        keys = jax.random.split(_key_from(self.np_random), self.num_envs)
+        self._state = self._reset(keys)
+        return np.array(self._state.obs), self._infos(self._state, None)
+
+    def step(self, actions):
+        if self._state is None:
+            raise RuntimeError("step() called before reset()")
+        actions = np.asarray(actions, dtype=np.float32).reshape(self.action_space.shape)
+        self._state = self._step(self._state, jnp.asarray(actions))
+        s = self._state
+        done = np.asarray(s.done) > 0
+        truncated = done & (np.asarray(s.info["truncation"]) > 0)
+        terminated = done & ~truncated
+        return np.array(s.obs), np.array(s.reward), terminated, truncated, self._infos(s, done)
+
+    def _infos(self, state, done) -> dict[str, Any]:
+        infos: dict[str, Any] = {}
+        items = dict(state.metrics)
+        items.update({k: v for k, v in state.info.items() if k not in _SKIP_INFO})
+        for k, v in items.items():
+            infos[k] = np.array(v)
+            infos["_" + k] = np.ones(self.num_envs, dtype=bool)
+        if done is not None and done.any():
+            final = np.array(state.info["final_obs"])
+            objs = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(done):
+                objs[i] = final[i]
+            infos["final_obs"], infos["_final_obs"] = objs, done.copy()
+        return infos
+
+    def render(self):
+        if self.render_mode != "rgb_array" or self._state is None:
+            return None
+        first = jax.tree.map(lambda x: x[0], self._state.pipeline_state)
+        return _render_state(self.jax_env, first, *self.render_size)

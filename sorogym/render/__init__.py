@@ -1,0 +1,18 @@
+"""Headless rendering of soft-robot scenes (matplotlib, Agg backend) and GIF export.
+
+A *scene* is a plain dict of numpy arrays in the world frame [m]:
+
+* ``backbone``: ``(p, 3)`` backbone points base to tip, ``radius``: ``(p,)`` radii;
+* ``tendons``: list of ``(p, 3)`` tendon paths (optional);
+* ``markers``: list of ``(name, (3,) position, color)`` (targets, goals);
+* ``spheres``: list of ``((3,) centre, radius)`` obstacles (optional);
+* ``bounds``: ``((xmin, xmax), (ymin, ymax), (zmin, zmax))`` view box (optional).
+
+:func:`scene_of_rod` builds the robot part from a model and ``q``; envs add their markers
+(``SoroEnv.render_scene``). :func:`render_rgb` draws a scene into an ``(H, W, 3)`` uint8
+array; :func:`write_gif` writes frames to a GIF with Pillow.
+"""
+
+from ._scene import render_rgb, scene_of_rod, write_gif
+
+__all__ = ["render_rgb", "scene_of_rod", "write_gif"]

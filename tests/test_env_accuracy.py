@@ -1,0 +1,16 @@
+"""The default env integrator's accuracy: over one episode of random actions, the tip
+stays within 1 % of the robot's length of a float64 Tsit5 reference (adaptive here, with
+tight tolerances; ``scripts/bench_envs.py`` reports the same against fixed dt = 1e-5)."""
+
+import pytest
+
+import sorogym
+from sorogym.env._accuracy import integrator_accuracy
+
+
+@pytest.mark.parametrize("name", sorogym.registry())
+def test_default_integrator_tracks_reference_within_one_percent_of_length(name):
+    result = integrator_accuracy(name, seed=0, reference_dt=None, rtol=1e-8, atol=1e-10)
+    assert result["num_steps"] == sorogym.make(name).max_episode_steps
+    assert result["tip_error_rel"] <= 0.01, result
+    assert result["tip_error_rel"] > 0.0  # a real comparison, not the same computation twice

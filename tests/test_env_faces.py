@@ -1,0 +1,103 @@
+"""Layer 6: the Gymnasium, vector, SB3 and brax faces, each driven by its real consumer."""
+
+import gymnasium
+import jax
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import sorogym
+from sorogym.env import GymVectorEnv, SB3VecEnv
+
+NAMES = sorogym.registry()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_gymnasium_check_env_and_rendering(name):
+    env = gymnasium.make(f"sorogym/{name}", render_mode="rgb_array", render_size=(160, 120))
+    assert env.spec.max_episode_steps == sorogym.make(name).max_episode_steps
+    with pytest.warns() as record:
+        check_env(env.unwrapped, skip_render_check=False)
+        import warnings
+
+        warnings.warn("sentinel", UserWarning)  # pytest.warns needs at least one warning
+    assert [str(w.message) for w in record] == ["sentinel"], [str(w.message) for w in record]
+    obs, info = env.reset(seed=5)
+    assert obs.dtype == np.float32 and env.observation_space.contains(obs)
+    obs2, _ = env.reset(seed=5)
+    np.testing.assert_array_equal(obs, obs2)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    assert isinstance(reward, float) and not terminated and not truncated
+    assert "nonfinite" in info and any(k.startswith("reward/") for k in info)
+    frame = env.render()
+    assert frame.shape == (120, 160, 3) and frame.dtype == np.uint8 and frame.std() > 0
+
+
+def test_gymnasium_time_limit_truncates():
+    env = gymnasium.make("sorogym/TendonTracking-v0", max_episode_steps=3)
+    env.reset(seed=0)
+    flags = [env.step(env.action_space.sample())[3] for _ in range(3)]
+    assert flags == [False, False, True]
+
+
+def test_vector_env_same_step_autoreset_with_final_obs():
+    T = 3
+    venv = gymnasium.make_vec("sorogym/TendonTracking-v0", num_envs=4, max_episode_steps=T)
+    assert isinstance(venv.unwrapped, GymVectorEnv)
+    obs, infos = venv.reset(seed=0)
+    assert obs.shape == (4, 16) and obs.dtype == np.float32
+    for k in range(T):
+        obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
+    assert trunc.all() and not term.any()
+    assert infos["_final_obs"].all()
+    final = np.stack(list(infos["final_obs"]))
+    assert final.shape == (4, 16) and not np.allclose(final, obs)
+    obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
+    assert not trunc.any() and "final_obs" not in infos
+
+
+def test_sb3_vecenv_infos_and_short_ppo_run():
+    sb3 = pytest.importorskip("stable_baselines3")
+    venv = SB3VecEnv("TendonTracking-v0", num_envs=4, episode_length=5, seed=1)
+    obs = venv.reset()
+    assert obs.shape == (4, 16)
+    for k in range(5):
+        obs, rewards, dones, infos = venv.step(np.random.default_rng(k).uniform(-1, 1, (4, 4)))
+    assert dones.all()
+    assert all(i["TimeLimit.truncated"] and i["terminal_observation"].shape == (16,) for i in infos)
+    assert all(i["episode"]["l"] == 5 for i in infos)
+    model = sb3.PPO("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=128)
+    assert len(model.ep_info_buffer) > 0
+    assert all(np.isfinite(e["r"]) for e in model.ep_info_buffer)
+
+
+def test_brax_ppo_trains_through_the_training_wrapper():
+    from sorogym.agents import install_brax_compat
+
+    install_brax_compat()
+    from brax.training.agents.ppo import train as ppo
+
+    env = sorogym.make("TendonTracking-v0")
+    seen = []
+    make_policy, params, metrics = ppo.train(
+        environment=env, num_timesteps=640, episode_length=8, num_envs=8, batch_size=8, unroll_length=4,
+        num_minibatches=2, num_updates_per_batch=1, num_evals=2, num_eval_envs=4, normalize_observations=True,
+        wrap_env_fn=sorogym.env.wrap_for_training, seed=0, progress_fn=lambda step, m: seen.append(step),
+    )
+    assert len(seen) == 2 and seen[-1] >= 640
+    assert np.isfinite(float(metrics["eval/episode_reward"]))
+    policy = make_policy(params, deterministic=True)
+    action, _ = policy(jax.numpy.zeros(16, jax.numpy.float32), jax.random.PRNGKey(0))
+    assert action.shape == (4,) and np.all(np.abs(np.asarray(action)) <= 1.0)
+
+
+def test_gif_export(tmp_path):
+    from sorogym.render import render_rgb, write_gif
+
+    env = sorogym.make("TendonTracking-v0")
+    state = jax.jit(env.reset)(jax.random.PRNGKey(0))
+    ps = jax.tree.map(np.asarray, state.pipeline_state)
+    frames = [render_rgb(env.render_scene(ps), 96, 96) for _ in range(2)]
+    path = write_gif(frames, tmp_path / "clip.gif", fps=15)
+    assert path.stat().st_size > 0

@@ -1,0 +1,148 @@
+"""Layer 6: the env contract over the whole registry (brax API and the training wrapper)."""
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sorogym
+from sorogym.env import wrap_for_training
+
+NAMES = sorogym.registry()
+T_EPISODE = 4  # one short episode length shared by the batched tests (one compilation)
+DR = (("young_modulus", 0.5, 1.5), ("damping", 0.5, 2.0), ("density", 0.8, 1.2), ("radius", 0.9, 1.1))
+
+
+@functools.lru_cache(maxsize=None)
+def _env(name, randomized=False):
+    env = sorogym.make(name, randomization=DR) if randomized else sorogym.make(name)
+    return env, jax.jit(env.reset), jax.jit(env.step)
+
+
+@functools.lru_cache(maxsize=None)
+def _batched(name, episode_length, randomized=False):
+    env = _env(name, randomized)[0]
+    w = wrap_for_training(env, episode_length=episode_length)
+    return w, jax.jit(w.reset), jax.jit(w.step)
+
+
+def _random_rollout(name, num_envs, num_steps, seed, episode_length, randomized=False):
+    w, reset, step = _batched(name, episode_length, randomized)
+    state = reset(jax.random.split(jax.random.PRNGKey(seed), num_envs))
+    rng = np.random.default_rng(seed)
+    states = [state]
+    for _ in range(num_steps):
+        state = step(state, jnp.asarray(rng.uniform(-1, 1, (num_envs, w.action_size)), jnp.float32))
+        states.append(state)
+    return states
+
+
+def test_registry_and_names():
+    assert "TendonTracking-v0" in NAMES
+    assert sorogym.env.canonical_name("TendonTracking") == "TendonTracking-v0"
+    assert sorogym.env.canonical_name("sorogym/TendonTracking-v0") == "TendonTracking-v0"
+    with pytest.raises(ValueError, match="unknown environment"):
+        sorogym.make("NoSuchTask")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reset_step_shapes_dtypes_and_keys(name):
+    env, reset, step = _env(name)
+    s0 = reset(jax.random.PRNGKey(0))
+    s1 = step(s0, jnp.zeros(env.action_size, jnp.float32))
+    for s in (s0, s1):
+        assert s.obs.shape == (env.observation_size,) and s.obs.dtype == jnp.float32
+        assert s.reward.shape == () and s.reward.dtype == jnp.float32
+        assert s.done.shape == () and s.done.dtype == jnp.float32
+        assert all(v.dtype == jnp.float32 and v.shape == () for v in s.metrics.values())
+    assert set(s0.metrics) == set(s1.metrics) and set(s0.info) == set(s1.info)
+    assert "nonfinite" in s0.info
+    scale_keys = {f.name for f in dataclasses.fields(env.config.reward.scales)}
+    assert {k.split("/", 1)[1] for k in s1.metrics if k.startswith("reward/")} == scale_keys
+    # the reward is the sum of the scaled terms
+    total = sum(float(s1.metrics[f"reward/{k}"]) for k in scale_keys)
+    assert float(s1.reward) == pytest.approx(total, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_determinism_by_seed(name):
+    a = _random_rollout(name, 3, 6, seed=3, episode_length=T_EPISODE)
+    b = _random_rollout(name, 3, 6, seed=3, episode_length=T_EPISODE)
+    c = _random_rollout(name, 3, 6, seed=4, episode_length=T_EPISODE)
+    for sa, sb in zip(a, b):
+        np.testing.assert_array_equal(np.asarray(sa.obs), np.asarray(sb.obs))
+    assert not np.allclose(np.asarray(a[-1].obs), np.asarray(c[-1].obs))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_domain_randomized_rollouts_stay_finite(name):
+    states = _random_rollout(name, 3, 3 * T_EPISODE, seed=1, episode_length=T_EPISODE, randomized=True)
+    for s in states:
+        assert np.all(np.isfinite(np.asarray(s.obs))) and np.all(np.isfinite(np.asarray(s.reward)))
+        assert float(jnp.max(s.info["nonfinite"])) == 0.0
+    # parameters differ between envs and between episodes of one env
+    E = [np.asarray(s.pipeline_state.params.young_modulus) for s in (states[0], states[-1])]
+    assert not np.allclose(E[0][0], E[0][1]) and not np.allclose(E[0], E[1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_truncation_full_reset_and_final_observation(name):
+    T = T_EPISODE
+    env, _, step_single = _env(name)
+    w, reset, step = _batched(name, T)
+    state = reset(jax.random.split(jax.random.PRNGKey(7), 3))
+    first_task = state.pipeline_state.task
+    action = jnp.full((3, env.action_size), 0.5, jnp.float32)
+    for k in range(T):
+        prev = state
+        state = step(state, action)
+        expected_done = 1.0 if k == T - 1 else 0.0
+        np.testing.assert_array_equal(np.asarray(state.done), expected_done)
+        np.testing.assert_array_equal(np.asarray(state.info["truncation"]), expected_done)
+    # the final observation is the unwrapped env's observation of the last transition
+    inner_prev = jax.tree.map(lambda x: x[0], prev)
+    inner = step_single(inner_prev, action[0])
+    np.testing.assert_allclose(np.asarray(state.info["final_obs"][0]), np.asarray(inner.obs), rtol=1e-5, atol=1e-6)
+    # a full reset: fresh task (new targets), state back to the initial one, observations from the new episode
+    new_task = state.pipeline_state.task
+    changed = jax.tree.map(lambda a, b: not np.allclose(np.asarray(a), np.asarray(b)), first_task, new_task)
+    assert any(jax.tree.leaves(changed)), "the task was not resampled at reset"
+    assert np.all(np.asarray(state.pipeline_state.steps) == 0)
+    assert not np.allclose(np.asarray(state.obs), np.asarray(state.info["final_obs"]))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nonfinite_state_ends_episode_cleanly(name):
+    env, reset, step = _env(name)
+    s0 = reset(jax.random.PRNGKey(0))
+    bad = s0.replace(pipeline_state=s0.pipeline_state.replace(qd=s0.pipeline_state.qd.at[0].set(jnp.nan)))
+    s1 = step(bad, jnp.zeros(env.action_size, jnp.float32))
+    assert float(s1.done) == 1.0 and float(s1.info["nonfinite"]) == 1.0
+    assert np.isfinite(float(s1.reward)) and np.all(np.isfinite(np.asarray(s1.obs)))
+    # a state beyond the divergence bound is treated the same way
+    far = s0.pipeline_state.q + 10 * env.config.divergence_bound
+    s2 = step(s0.replace(pipeline_state=s0.pipeline_state.replace(q=far)), jnp.zeros(env.action_size, jnp.float32))
+    assert float(s2.done) == 1.0 and float(s2.info["nonfinite"]) == 1.0
+    np.testing.assert_array_equal(np.asarray(s2.pipeline_state.q), np.asarray(far))  # previous state kept
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_configuration_fails_at_construction(name):
+    with pytest.raises(ValueError, match="control_dt"):
+        sorogym.make(name, control_dt=-0.1)
+    with pytest.raises(ValueError, match="num_substeps"):
+        sorogym.make(name, num_substeps=0)
+    with pytest.raises(ValueError, match="no_such_key"):
+        sorogym.make(name, no_such_key=1.0)
+    with pytest.raises(ValueError, match="randomization"):
+        sorogym.make(name, randomization=(("stiffness", 0.5, 1.5),))
+    with pytest.raises(ValueError, match="randomization"):
+        sorogym.make(name, randomization=(("density", 1.5, 0.5),))
+
+
+def test_dotted_overrides_reach_nested_config():
+    env = sorogym.make("TendonTracking-v0", **{"reward.scales.success": 0.0}, target__radius=0.08)
+    assert env.config.reward.scales.success == 0.0 and env.config.target.radius == 0.08
