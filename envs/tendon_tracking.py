@@ -38,6 +38,8 @@ from sorogym.actuation import Tendons
 from sorogym.env import PhysicsState, SoroEnv, register
 from sorogym.models import PCS, RodParams
 
+from ._common import tip_position_velocity
+
 
 @dataclasses.dataclass(frozen=True)
 class RewardScales:
@@ -82,6 +84,7 @@ class Config:
     # Timing and integration
     control_dt: float = 1.0 / 15.0
     num_substeps: int = 5
+    integrator: str = "trapezoid"
     episode_length_s: float = 7.0
     divergence_bound: float = 1e3
     # Task
@@ -193,10 +196,7 @@ class TendonTracking(SoroEnv):
         return 4
 
     def _tip(self, model, ps):
-        L = model.total_length
-        pose = model.forward_kinematics(ps.q, L)
-        J = model.jacobian(ps.q, L)
-        return pose[:3, 3], (J @ ps.qd)[3:]
+        return tip_position_velocity(model, ps.q, ps.qd)
 
     def _target(self, ps):
         k = jnp.minimum(ps.steps, ps.task["path"].shape[0] - 1)

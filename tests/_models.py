@@ -54,7 +54,8 @@ def build_case(name: str, seed: int = 0):
     actuation = None
     if act.startswith("tendons"):
         routing = "linear" if act.endswith("linear") else "straight"
-        actuation = sg.Tendons(tendon_offsets(rng, 3, N, planar, routing), routing=routing)
+        spans = tuple(max(1, N - j) for j in range(3))  # some tendons end at inner segment tips
+        actuation = sg.Tendons(tendon_offsets(rng, 3, N, planar, routing), routing=routing, spans=spans)
     return cls(params, active_strains=active, actuation=actuation)
 
 

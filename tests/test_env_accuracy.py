@@ -8,7 +8,10 @@ import sorogym
 from sorogym.env._accuracy import integrator_accuracy
 
 
-@pytest.mark.parametrize("name", sorogym.registry())
+NAMES = sorogym.registry()
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_default_integrator_tracks_reference_within_one_percent_of_length(name):
     result = integrator_accuracy(name, seed=0, reference_dt=None, rtol=1e-8, atol=1e-10)
     assert result["num_steps"] == sorogym.make(name).max_episode_steps

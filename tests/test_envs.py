@@ -135,6 +135,8 @@ def test_bad_configuration_fails_at_construction(name):
         sorogym.make(name, control_dt=-0.1)
     with pytest.raises(ValueError, match="num_substeps"):
         sorogym.make(name, num_substeps=0)
+    with pytest.raises(ValueError, match="integrator"):
+        sorogym.make(name, integrator="rk99")
     with pytest.raises(ValueError, match="no_such_key"):
         sorogym.make(name, no_such_key=1.0)
     with pytest.raises(ValueError, match="randomization"):

@@ -56,6 +56,10 @@ def test_shapes_and_names_are_checked():
         sg.PCS(_params(), actuation=sg.Tendons(np.zeros((4, 3, 2))))
     with pytest.raises(ValueError, match="routing"):
         sg.Tendons(np.zeros((4, 2, 2)), routing="helical")
+    with pytest.raises(ValueError, match="spans"):
+        sg.Tendons(np.zeros((2, 2, 2)), spans=(3, 1))
+    with pytest.raises(ValueError, match="spans"):
+        sg.Tendons(np.zeros((2, 2, 2)), spans=(1,))
     with pytest.raises(ValueError, match="num_quadrature_points"):
         sg.PCS(_params(), num_quadrature_points=0)
     with pytest.raises(ValueError, match="not a parameter field"):

@@ -129,3 +129,26 @@ def test_grad_and_vmap_through_a_rollout():
     tips = jax.jit(jax.vmap(tip_x, in_axes=(0, None)))(batch, u)
     np.testing.assert_allclose(tips[1], f(m.params, u), rtol=1e-12)
     assert abs(float(tips[0] - tips[2])) > 1e-6
+
+
+def test_predictor_corrector_is_second_order_and_first_scheme_first_order():
+    m = _arm(damping=2.0)
+    u = jnp.array([0.4, 0.0, 0.2])
+    y0 = m.zero_state().at[0].set(2.0).at[m.num_dofs + 1].set(-3.0)
+    T = 0.1
+    ref = sg.sim.rollout_to(m, y0, t1=T, u=u, solver_dt=1e-4, save_dt=T).ys[-1]
+
+    def run(step, n):  # n traced: one compilation per scheme
+        h = T / n
+        return jax.lax.fori_loop(0, n, lambda i, y: step(y, h), y0)
+
+    errs = {}
+    for name, step in {
+        "trapezoid": lambda y, h: sg.sim.linear_trapezoid_step(m, 0.0, y, (u,), h),
+        "pc": lambda y, h: sg.sim.trapezoid_predictor_corrector_step(m, y, lambda q, v: m.generalized_force(q, u), h),
+    }.items():
+        errs[name] = [float(jnp.linalg.norm(jax.jit(run, static_argnums=0)(step, n) - ref)) for n in (100, 200)]
+    order = {k: np.log2(e[0] / e[1]) for k, e in errs.items()}
+    assert 0.7 < order["trapezoid"] < 1.4, errs
+    assert 1.7 < order["pc"] < 2.4, errs
+    assert errs["pc"][1] < errs["trapezoid"][1]

@@ -63,13 +63,18 @@ class Tendons(eqx.Module):
             ``offsets[..., :, 0]`` at the base, or ``(m, N, 2)`` planar.
         routing: ``"straight"`` or ``"linear"``.
         num_quadrature_points: Gauss points per segment for linear routing.
+        spans: number of segments each tendon runs through, from the base (it is anchored
+            at the tip of segment ``spans[j] - 1``); ``None``: every tendon runs to the
+            robot's tip. Offsets of segments beyond a tendon's span are ignored.
     """
 
     offsets: Array
     routing: str = eqx.field(static=True, default="straight")
     num_quadrature_points: int = eqx.field(static=True, default=5)
+    spans: tuple[int, ...] | None = eqx.field(static=True, default=None)
 
-    def __init__(self, offsets: ArrayLike, routing: str = "straight", num_quadrature_points: int = 5):
+    def __init__(self, offsets: ArrayLike, routing: str = "straight", num_quadrature_points: int = 5,
+                 spans=None):
         if routing not in ("straight", "linear"):
             raise ValueError(f"routing: unknown {routing!r}; use 'straight' or 'linear'")
         self.offsets = jnp.asarray(offsets)
@@ -78,6 +83,19 @@ class Tendons(eqx.Module):
         off = self.offsets
         if not isinstance(off, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(off))):
             raise ValueError("offsets: values must be finite")
+        if spans is not None:
+            spans = tuple(int(k) for k in np.asarray(spans).reshape(-1))
+            if len(spans) != off.shape[0]:
+                raise ValueError(f"spans: expected one entry per tendon ({off.shape[0]}), got {len(spans)}")
+            if off.ndim >= 2 and any(k < 1 or k > off.shape[1] for k in spans):
+                raise ValueError(f"spans: each tendon must span 1..{off.shape[1]} segments, got {spans}")
+        self.spans = spans
+
+    def span_mask(self, num_segments: int, dtype) -> Array:
+        """``(m, N)``: 1 where tendon ``j`` runs through segment ``i``, else 0."""
+        m = self.offsets.shape[0]
+        spans = np.full(m, num_segments) if self.spans is None else np.asarray(self.spans)
+        return jnp.asarray(np.arange(num_segments)[None, :] < spans[:, None], dtype)
 
     def num_actuators(self, num_dofs: int) -> int:
         return int(self.offsets.shape[0])
@@ -111,7 +129,8 @@ class Tendons(eqx.Module):
         return r0, r1, jnp.asarray(x01, dtype), jnp.asarray(w01, dtype)
 
     def _tangents(self, xi: Array, length: Array, planar: bool):
-        """Tendon tangents ``t`` (m, N, nq, k), offsets ``r`` and weights (N, nq) [m]."""
+        """Tendon tangents ``t`` (m, N, nq, k), offsets ``r`` and weights (m, N, nq) [m]
+        (zero on segments beyond a tendon's span)."""
         r0, r1, x01, w01 = self._profile(planar, xi.dtype)
         # r: (m, N, nq, c) with c = 1 (planar y) or 2 (spatial y, z)
         r = r0[:, :, None, :] + (r1 - r0)[:, :, None, :] * x01[None, None, :, None]
@@ -130,13 +149,14 @@ class Tendons(eqx.Module):
             w, v = xi[:, :3], xi[:, 3:]
             t = v[None, :, None, :] + jnp.cross(w[None, :, None, :], r_full) + dr_full
         weights = length[:, None] * w01[None, :]
+        weights = self.span_mask(length.shape[0], xi.dtype)[:, :, None] * weights[None]  # (m, N, nq)
         return t, r_full, weights
 
     def lengths(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, " m"]:
         """Tendon path lengths ``l(q)`` [m] from the full strains ``xi`` of every segment."""
         planar = xi.shape[-1] == 3
         t, _, weights = self._tangents(xi, length, planar)
-        return jnp.einsum("mij,ij->m", jnp.linalg.norm(t, axis=-1), weights)
+        return jnp.einsum("mij,mij->m", jnp.linalg.norm(t, axis=-1), weights)
 
     def matrix(self, xi: Float[Array, "N d"], length: Float[Array, " N"], B: Float[Array, "N d n"]) -> Float[Array, "n m"]:
         """``A(q) = d phi/dq^T = -d l/dq^T``: column ``j`` is the generalized force of a unit
@@ -151,5 +171,5 @@ class Tendons(eqx.Module):
         else:
             # d|t|/d[w, v] = [r x t_hat, t_hat]
             dldxi = jnp.concatenate([jnp.cross(r_full, t_hat), t_hat], axis=-1)
-        dl = jnp.einsum("mijd,ij->mid", dldxi, weights)  # (m, N, d)
+        dl = jnp.einsum("mijd,mij->mid", dldxi, weights)  # (m, N, d)
         return -jnp.einsum("idn,mid->nm", B, dl)

@@ -57,7 +57,8 @@ def integrator_accuracy(name: str, num_steps: int | None = None, seed: int = 0, 
     if not jax.config.jax_enable_x64:
         raise RuntimeError("integrator_accuracy needs jax_enable_x64 for its float64 reference")
     env = make(name, **overrides)
-    ref_env = make(name, dtype="float64", **overrides)
+    ref_overrides = {**overrides, **env.reference_overrides, "dtype": "float64"}
+    ref_env = make(name, **ref_overrides)
     num_steps = env.max_episode_steps if num_steps is None else int(num_steps)
     key = jax.random.PRNGKey(seed)
     ps0, traj = random_action_episode(env, key, num_steps)

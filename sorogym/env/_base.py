@@ -30,12 +30,18 @@ from flax import struct
 from jaxtyping import Array
 
 from ..models import RodParams, SoftRobot
-from ..sim import linear_trapezoid_step
+from ..sim import linear_trapezoid_step, trapezoid_predictor_corrector_step
 from ._brax import import_brax_envs
 from ._config import check_randomization, replace_config
 
 _brax_envs = import_brax_envs()
 Env, State = _brax_envs.Env, _brax_envs.State
+
+#: Physics integrators an env config may select (``config.integrator``).
+INTEGRATORS = {
+    "trapezoid": "linearly implicit trapezoidal step (one dynamics evaluation per substep)",
+    "trapezoid_pc": "trapezoidal predictor-corrector (two evaluations, second order)",
+}
 
 
 @struct.dataclass
@@ -75,6 +81,9 @@ class SoroEnv(Env, abc.ABC):
     name: ClassVar[str] = ""
     #: Extra ``info`` keys set by the task at reset and step (beyond ``nonfinite``).
     info_keys: ClassVar[tuple[str, ...]] = ()
+    #: Overrides for the float64 reference copy in accuracy checks (the reference replays
+    #: the task state of the checked run, so costly task set-up can be skipped there).
+    reference_overrides: ClassVar[dict] = {}
     #: Observations are clipped to [-limit, limit] (the Gymnasium Box bounds).
     observation_limit: ClassVar[float] = 1e4
 
@@ -104,6 +113,9 @@ class SoroEnv(Env, abc.ABC):
         if not (isinstance(config.num_substeps, int) and config.num_substeps >= 1):
             raise ValueError(f"num_substeps: must be an integer >= 1, got {config.num_substeps!r}")
         check_randomization(config.randomization)
+        integrator = getattr(config, "integrator", "trapezoid")
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"integrator: unknown {integrator!r}; use one of {tuple(INTEGRATORS)}")
 
     @property
     def control_dt(self) -> float:
@@ -215,10 +227,18 @@ class SoroEnv(Env, abc.ABC):
         h = jnp.asarray(self.substep_dt, self.dtype)
         n = model.num_dofs
 
+        def applied(q, qd):
+            tau_ext = self.external_force(model, q, qd, ps)
+            return model.generalized_force(q, u, tau_ext)
+
+        integrator = getattr(self.config, "integrator", "trapezoid")
+
         def substep(y, _):
-            tau_ext = self.external_force(model, y[:n], y[n:], ps)
-            args = (u,) if tau_ext is None else (u, tau_ext)
-            return linear_trapezoid_step(model, 0.0, y, args, h), None
+            if integrator == "trapezoid":
+                q, qd = y[:n], y[n:]
+                tau_ext = self.external_force(model, q, qd, ps)
+                return linear_trapezoid_step(model, 0.0, y, (u,) if tau_ext is None else (u, tau_ext), h), None
+            return trapezoid_predictor_corrector_step(model, y, applied, h), None
 
         y1, _ = jax.lax.scan(substep, y0, None, length=self.config.num_substeps)
         bound = self.config.divergence_bound

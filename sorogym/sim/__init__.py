@@ -9,9 +9,10 @@ from ._solvers import LinearTrapezoid as LinearTrapezoid
 from ._solvers import SemiImplicitEuler as SemiImplicitEuler
 from ._solvers import linear_trapezoid_step as linear_trapezoid_step
 from ._solvers import semi_implicit_euler_step as semi_implicit_euler_step
+from ._solvers import trapezoid_predictor_corrector_step as trapezoid_predictor_corrector_step
 
 __all__ = [
     "Trajectory", "integrate_fixed", "rollout_to", "rollout_closed_loop_to",
     "rollout_discrete_closed_loop_to", "LinearTrapezoid", "SemiImplicitEuler",
-    "linear_trapezoid_step", "semi_implicit_euler_step",
+    "linear_trapezoid_step", "semi_implicit_euler_step", "trapezoid_predictor_corrector_step",
 ]

@@ -41,16 +41,41 @@ def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> A
     return jnp.concatenate([q + h * qd_new, qd_new])
 
 
-def linear_trapezoid_step(model: SoftRobot, t, y: Array, args: tuple, h) -> Array:
-    """One step of the linearly implicit trapezoidal scheme (module docstring)."""
-    q, v = _split(y)
-    M, cor, grav = model.dynamical_terms(q, v)
-    F = model.generalized_force(q, *args) - cor - grav
+def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h) -> Array:
+    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``."""
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
     rhs = F - S @ (q + (0.5 * h) * v) - D @ v
     dv = h * jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(W), rhs)
     return jnp.concatenate([q + h * v + (0.5 * h) * dv, v + dv])
+
+
+def _mass_and_force(model: SoftRobot, q: Array, v: Array, force_fn) -> tuple[Array, Array]:
+    M, cor, grav = model.dynamical_terms(q, v)
+    return M, force_fn(q, v) - cor - grav
+
+
+def linear_trapezoid_step(model: SoftRobot, t, y: Array, args: tuple, h) -> Array:
+    """One step of the linearly implicit trapezoidal scheme (module docstring)."""
+    q, v = _split(y)
+    M, F = _mass_and_force(model, q, v, lambda q_, v_: model.generalized_force(q_, *args))
+    return _trapezoid_update(model, q, v, M, F, h)
+
+
+def trapezoid_predictor_corrector_step(model: SoftRobot, y: Array, force_fn, h) -> Array:
+    """Second-order variant of :func:`linear_trapezoid_step` for state-dependent inputs.
+
+    ``force_fn(q, v)`` is the applied generalized force (actuation and external forces,
+    e.g. contact). A trapezoidal predictor step gives ``y1``; the corrector repeats the
+    step with the mass matrix and the nonlinear forces averaged between ``y`` and ``y1``
+    (Heun's method on the nonlinear part, the trapezoidal rule on the linear stiff part):
+    two evaluations of ``(M, C qd, G)`` per step.
+    """
+    q, v = _split(y)
+    M0, F0 = _mass_and_force(model, q, v, force_fn)
+    q1, v1 = _split(_trapezoid_update(model, q, v, M0, F0, h))
+    M1, F1 = _mass_and_force(model, q1, v1, force_fn)
+    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h)
 
 
 class _FixedStepSolver(diffrax.AbstractSolver):

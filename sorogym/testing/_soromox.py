@@ -80,8 +80,9 @@ def _tendon_paths(model):
     starts = np.concatenate([[0.0], np.cumsum(L)[:-1]])
     m, N = off.shape[0], off.shape[1]
     intercepts, slopes, segs = [], [], []
+    spans = [N] * m if act.spans is None else list(act.spans)
     for j in range(m):
-        for i in range(N):
+        for i in range(spans[j]):
             o = off[j, i]
             if model.planar:
                 r0, r1 = (o[0], o[1]) if act.routing == "linear" else (o, o)
@@ -99,5 +100,7 @@ def _tendon_paths(model):
         start_segment_index=tuple(segs),
         end_segment_index=tuple(segs),
     )
-    combine = np.kron(np.eye(m), np.ones((N, 1)))  # (m N, m): sum each tendon's segment paths
+    combine = np.zeros((len(segs), m))  # (paths, m): sum each tendon's segment paths
+    owner = np.repeat(np.arange(m), spans)
+    combine[np.arange(len(segs)), owner] = 1.0
     return soromox.ThreadlikeActuator.tendons(routing), combine

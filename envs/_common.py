@@ -1,0 +1,110 @@
+"""Task pieces shared by the tendon-driven reaching envs (pure functions)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+
+def tip_position_velocity(model, q, qd):
+    """World position [m] and velocity [m/s] of the robot's tip."""
+    L = model.total_length
+    pose = model.forward_kinematics(q, L)
+    J = model.jacobian(q, L)
+    return pose[:3, 3], (J @ qd)[3:]
+
+
+def tensions_from_action(action, max_tension):
+    """Absolute tendon tensions [N] from actions in [-1, 1]: ``max_tension (a + 1) / 2``."""
+    return 0.5 * max_tension * (action + 1.0)
+
+
+def ring_offsets(radius: float, angles_deg) -> np.ndarray:
+    """Cross-section offsets ``[y, z] = radius [cos, sin](angle)`` for each angle [deg]."""
+    a = np.deg2rad(np.asarray(angles_deg, dtype=float))
+    return radius * np.stack([np.cos(a), np.sin(a)], axis=-1)
+
+
+def check_positive_fields(config, names) -> None:
+    for name in names:
+        value = getattr(config, name)
+        values = np.atleast_1d(np.asarray(value, dtype=float))
+        if not (np.all(np.isfinite(values)) and np.all(values > 0)):
+            raise ValueError(f"{name}: must be positive and finite, got {value!r}")
+
+
+def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterations: int = 40,
+                          ramp: int = 20, tol: float = 1e-6):
+    """Feasible goals: tip positions ``(g, 3)`` [m] of static equilibria under random
+    admissible tensions. Each tension vector activates a random subset of tendons with
+    tensions uniform in [0, max_tension]; the equilibrium ``A(q) u = G(q) + K q`` is followed
+    from the rest shape by Newton's method while the tensions ramp up over ``ramp``
+    iterations (continuation keeps the branch connected to the unloaded robot). Samples whose
+    residual stays above ``tol`` times the load scale are discarded. Also returns the
+    configurations ``(g, n)`` and tensions ``(g, m)``.
+    """
+    import jax
+
+    m, n = model.num_actuators, model.num_dofs
+    k1, k2 = jax.random.split(key)
+    dtype = model.params.length.dtype
+    active = jax.random.bernoulli(k1, 0.5, (num_goals, m))
+    tensions = active * jax.random.uniform(k2, (num_goals, m), dtype, 0.0, max_tension)
+    S = model.stiffness_matrix()
+
+    def residual(q, u):
+        return model.actuation_force(q, u) - model.gravitational_force(q) - S @ q
+
+    def solve(u):
+        def body(q, k):
+            uk = u * jnp.minimum(1.0, (k + 1.0) / ramp)
+            r = residual(q, uk)
+            Jr = jax.jacfwd(residual)(q, uk)
+            dq = jnp.linalg.solve(Jr, -r)
+            return q + dq, None
+
+        q, _ = jax.lax.scan(body, jnp.zeros(n, dtype), jnp.arange(iterations, dtype=dtype))
+        scale = jnp.linalg.norm(model.actuation_force(jnp.zeros(n, dtype), u)) + jnp.linalg.norm(model.gravitational_force(jnp.zeros(n, dtype))) + 1e-6
+        tip, _ = tip_position_velocity(model, q, jnp.zeros_like(q))
+        return q, tip, jnp.linalg.norm(residual(q, u)) / scale
+
+    q, tips, rel = jax.jit(jax.vmap(solve))(tensions)
+    ok = np.asarray((rel < tol) & jnp.all(jnp.isfinite(tips), axis=-1))
+    if not ok.any():
+        raise RuntimeError("equilibrium_goal_bank: no equilibrium converged")
+    return np.asarray(tips)[ok], np.asarray(q)[ok], np.asarray(tensions)[ok]
+
+
+_GOAL_BANKS: dict = {}
+
+
+def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed: int = 0) -> np.ndarray:
+    """:func:`equilibrium_goal_bank` tips, memoised per ``robot_key`` (a hashable description
+    of everything the equilibria depend on) so env instances of one robot share the work."""
+    key = (robot_key, int(num_goals), float(max_tension), int(seed))
+    if key not in _GOAL_BANKS:
+        import jax
+
+        tips, _, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
+                                           iterations=25, ramp=10)
+        _GOAL_BANKS[key] = tips
+    return _GOAL_BANKS[key]
+
+
+def robot_key(config, names) -> tuple:
+    """Hashable tuple of the config fields that define a robot (for :func:`cached_goal_bank`)."""
+    return tuple((n, getattr(config, n)) for n in names) + (("dtype", getattr(config, "dtype", "float32")),)
+
+
+def sample_goal(key, bank, centers=None, radii=None, clearance: float = 0.0):
+    """A goal drawn uniformly from ``bank`` ``(g, 3)``, avoiding goals within ``radii +
+    clearance`` of any obstacle centre (if every goal is blocked, any goal may be drawn)."""
+    import jax
+
+    bank = jnp.asarray(bank)
+    if centers is None:
+        return bank[jax.random.randint(key, (), 0, bank.shape[0])]
+    dist = jnp.linalg.norm(bank[:, None, :] - centers[None, :, :], axis=-1)
+    free = jnp.all(dist > radii[None, :] + clearance, axis=-1)
+    logits = jnp.where(free | ~jnp.any(free), 0.0, -jnp.inf)
+    return bank[jax.random.categorical(key, logits)]
