@@ -12,13 +12,9 @@ Writes results/bench/models_cpu[_quick].json (and models_cpu.md in full mode).
 """
 
 import argparse
-import datetime
-import importlib.metadata
 import json
 import math
 import os
-import platform
-import subprocess
 import time
 from pathlib import Path
 
@@ -34,6 +30,8 @@ import soromox  # noqa: E402
 
 import sorogym as sg  # noqa: E402
 from sorogym.testing import soromox_twin  # noqa: E402
+
+from _runinfo import run_metadata  # noqa: E402  (scripts/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 G_ACC = 9.81
@@ -328,30 +326,7 @@ def markdown_table(rows, cols):
 
 
 def meta(quick, notes):
-    def version(pkg):
-        try:
-            return importlib.metadata.version(pkg)
-        except Exception:
-            return None
-
-    cpu, rev = platform.processor() or None, None
-    try:
-        cpu = next(x.split(":", 1)[1].strip() for x in open("/proc/cpuinfo") if x.startswith("model name"))
-    except Exception:
-        pass
-    try:
-        git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        rev = git.stdout.strip() or None
-    except Exception:
-        pass
-    packages = ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba")
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "git_revision": rev, "quick": quick, "versions": {p: version(p) for p in packages},
-        "cpu": {"model": cpu, "machine": platform.machine(), "platform": platform.platform(),
-                "cpu_count": os.cpu_count(), "python": platform.python_version()},
-        "loadavg_start": list(os.getloadavg()), "notes": notes,
-    }
+    return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba"), notes)
 
 
 def write_markdown(path, info, fd, ro_rows, fast, t_beam):

@@ -47,21 +47,24 @@ class FullResetWrapper(Wrapper):
             state.info["steps"] = jnp.where(state.done > 0, jnp.zeros_like(state.info["steps"]), state.info["steps"])
         state = state.replace(done=jnp.zeros_like(state.done))
         state = self.env.step(state, action)
-        keys = jax.vmap(lambda k: jax.random.fold_in(k, 0x5EED))(state.pipeline_state.rng)
-        fresh = jax.vmap(self.env.unwrapped.reset)(keys)
         done = state.done > 0
 
-        def where_done(new, old):
-            mask = jnp.reshape(done, done.shape + (1,) * (old.ndim - done.ndim))
-            return jnp.where(mask, new, old)
+        def reset_done(ps_obs):
+            ps, obs = ps_obs
+            keys = jax.vmap(lambda k: jax.random.fold_in(k, 0x5EED))(ps.rng)
+            fresh = jax.vmap(self.env.unwrapped.reset)(keys)
 
+            def where_done(new, old):
+                mask = jnp.reshape(done, done.shape + (1,) * (old.ndim - done.ndim))
+                return jnp.where(mask, new, old)
+
+            return jax.tree.map(where_done, fresh.pipeline_state, ps), where_done(fresh.obs, obs)
+
+        # Resets are computed only on steps where some episode ended (a batch-level branch).
+        pipeline_state, obs = jax.lax.cond(jnp.any(done), reset_done, lambda x: x, (state.pipeline_state, state.obs))
         info = dict(state.info)
         info["final_obs"] = state.obs
-        return state.replace(
-            pipeline_state=jax.tree.map(where_done, fresh.pipeline_state, state.pipeline_state),
-            obs=where_done(fresh.obs, state.obs),
-            info=info,
-        )
+        return state.replace(pipeline_state=pipeline_state, obs=obs, info=info)
 
 
 def wrap_for_training(env: SoroEnv, episode_length: int | None = None, action_repeat: int = 1, randomization_fn=None) -> Wrapper:

@@ -1,0 +1,167 @@
+"""``TendonReaching-v0``: a two-segment tendon-driven arm reaches static goals in its workspace.
+
+Robot: two spatial PCS segments of 0.12 m hanging from the origin under gravity (backbone
+along world -z), radius 20 mm, density 1070 kg/m^3, E = 250 kPa, nu = 0.37, per-strain
+damping ``1e-3 [1, 1, 1, 1e3, 1e3, 1e3]`` per unit length; bending and elongation active
+in each segment (``q`` has 6 entries). Six straight tendons 15 mm from the axis: three at
+0, 120, 240 degrees end at the first segment's tip, three at 60, 180, 300 degrees at the
+robot's tip.
+
+Goals are feasible by construction: each reset draws a goal from a bank of tip positions
+at static equilibria under random admissible tensions (a random subset of tendons pulled
+with tensions uniform in [0, max_tension], equilibrium followed by Newton continuation from
+the rest shape; computed once per robot at construction).
+
+* **Action** ``(6,)`` in [-1, 1]: absolute tendon tensions ``max_tension (a + 1) / 2`` [N].
+* **Observation** ``(30,)`` float32: ``q`` (6), ``qd`` (6), tip position (3) and velocity
+  (3) [m, m/s], goal (3), tip-to-goal vector (3), tensions (6) [N]; world frame.
+* **Reward** terms: ``distance = -|tip - goal|`` [m], ``success = [distance < 1 cm]``,
+  ``effort = -mean((u / max_tension)^2)``; scales 5, 1, 0.05.
+* **Termination**: none (time limit 5 s = 75 steps, applied by the wrappers), except a
+  diverging simulation. **Success**: tip within ``success_radius`` (``metrics["success"]``),
+  ``metrics["goal_distance"]`` [m].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+
+from sorogym.actuation import Tendons
+from sorogym.env import SoroEnv, register
+from sorogym.models import PCS, RodParams
+
+from ._common import (
+    cached_goal_bank,
+    check_positive_fields,
+    ring_offsets,
+    robot_key,
+    sample_goal,
+    tensions_from_action,
+    tip_position_velocity,
+)
+
+_ROBOT_FIELDS = ("segment_lengths", "radius", "density", "young_modulus", "poisson_ratio", "damping",
+                 "gravity", "active_strains", "tendon_offset", "tendon_angles_deg", "tendon_spans")
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardScales:
+    distance: float = 5.0
+    success: float = 1.0
+    effort: float = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardConfig:
+    scales: RewardScales = RewardScales()
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    # Robot
+    segment_lengths: tuple[float, ...] = (0.12, 0.12)
+    radius: float = 0.02
+    density: float = 1070.0
+    young_modulus: float = 2.5e5
+    poisson_ratio: float = 0.37
+    damping: tuple[float, ...] = (1e-3, 1e-3, 1e-3, 1.0, 1.0, 1.0)  # per strain, per metre
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    active_strains: str = "bending_elongation"
+    tendon_offset: float = 0.015
+    tendon_angles_deg: tuple[float, ...] = (0.0, 120.0, 240.0, 60.0, 180.0, 300.0)
+    tendon_spans: tuple[int, ...] = (1, 1, 1, 2, 2, 2)
+    max_tension: float = 6.0  # N
+    # Task
+    num_goal_candidates: int = 512
+    success_radius: float = 0.01
+    # Timing and integration
+    control_dt: float = 1.0 / 15.0
+    num_substeps: int = 5
+    integrator: str = "trapezoid_pc"
+    episode_length_s: float = 5.0
+    divergence_bound: float = 1e3
+    reward: RewardConfig = RewardConfig()
+    randomization: tuple = ()
+    dtype: str = "float32"
+
+
+def default_config() -> Config:
+    return Config()
+
+
+@register
+class TendonReaching(SoroEnv):
+    __doc__ = __doc__
+    name = "TendonReaching-v0"
+
+    @classmethod
+    def default_config(cls) -> Config:
+        return default_config()
+
+    def __init__(self, config=None, **overrides):
+        super().__init__(config, **overrides)
+        c = self.config
+        self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension)
+
+    def build_model(self, config: Config) -> PCS:
+        check_positive_fields(config, ("segment_lengths", "radius", "tendon_offset", "max_tension", "success_radius"))
+        if config.tendon_offset >= config.radius:
+            raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius})")
+        if len(config.damping) != 6:
+            raise ValueError(f"damping: expected 6 per-strain coefficients, got {len(config.damping)}")
+        N = len(config.segment_lengths)
+        params = RodParams.hanging(
+            length=list(config.segment_lengths), radius=config.radius, density=config.density,
+            young_modulus=config.young_modulus, poisson_ratio=config.poisson_ratio,
+            damping=np.tile(np.asarray(config.damping), (N, 1)), gravity=list(config.gravity), dtype=self.dtype,
+        )
+        ring = ring_offsets(config.tendon_offset, config.tendon_angles_deg)
+        offsets = np.repeat(ring[:, None, :], N, axis=1)
+        tendons = Tendons(jnp.asarray(offsets, self.dtype), spans=config.tendon_spans)
+        return PCS(params, active_strains=config.active_strains, actuation=tendons)
+
+    @property
+    def observation_dim(self) -> int:
+        return 2 * self.model.num_dofs + 12 + self.model.num_actuators
+
+    @property
+    def action_dim(self) -> int:
+        return self.model.num_actuators
+
+    def reset_task(self, key, model):
+        goal = sample_goal(key, jnp.asarray(self.goal_bank, self.dtype))
+        n, m = model.num_dofs, model.num_actuators
+        return {"goal": goal}, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)
+
+    def command(self, model, ps, action):
+        return tensions_from_action(action, self.config.max_tension)
+
+    def observe(self, model, ps):
+        tip, tip_vel = tip_position_velocity(model, ps.q, ps.qd)
+        goal = ps.task["goal"]
+        return jnp.concatenate([ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u])
+
+    def reward_terms(self, model, prev, ps, action):
+        tip, _ = tip_position_velocity(model, ps.q, ps.qd)
+        d = jnp.linalg.norm(tip - ps.task["goal"])
+        return {
+            "distance": -d,
+            "success": (d < self.config.success_radius).astype(d.dtype),
+            "effort": -jnp.mean((ps.u / self.config.max_tension) ** 2),
+        }
+
+    def task_metrics(self, model, ps):
+        tip, _ = tip_position_velocity(model, ps.q, ps.qd)
+        d = jnp.linalg.norm(tip - ps.task["goal"])
+        return {"goal_distance": d, "success": (d < self.config.success_radius).astype(jnp.float32)}
+
+    def render_scene(self, ps):
+        scene = super().render_scene(ps)
+        scene["markers"].append(("goal", np.asarray(ps.task["goal"]), "tab:green"))
+        half = 1.1 * sum(self.config.segment_lengths)
+        scene["bounds"] = ((-half / 2, half / 2), (-half / 2, half / 2), (-half, 0.0))
+        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
+        return scene

@@ -1,0 +1,339 @@
+"""Throughput and integrator accuracy of every registered sorogym environment.
+
+For each env of ``sorogym.registry()`` and each batch size, the training-wrapped env
+(``wrap_for_training``: vmap + episode limit + full auto-reset) runs a jitted ``lax.scan`` of
+control steps with uniform random actions in [-1, 1] drawn inside the scan, in JAX's
+default float32 mode; env_steps_per_s = num_envs * steps / seconds (best of the repeats;
+the median is kept in the JSON). Then, per env, the largest tip error over one episode of
+random actions relative to the robot's length against a float64 Tsit5 reference
+(``sorogym.env._accuracy.integrator_accuracy``), computed in a subprocess with x64 enabled.
+
+    .venv/bin/python scripts/bench_envs.py [--quick] [--envs NAME ...] [--num-envs N ...]
+                                           [--device-tag cpu] [--out results/bench] [--skip-accuracy]
+
+Writes <out>/envs_<tag>.json and envs_<tag>.md (envs_<tag>_quick.* with --quick) and
+prints the table. scripts/gpu_check.sh runs it on a GPU machine.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import sorogym as sg
+from sorogym.env import canonical_name, wrap_for_training
+
+from _runinfo import run_metadata  # noqa: E402  (scripts/ is on sys.path when run as a script)
+
+ROOT = Path(__file__).resolve().parents[1]
+FULL_NUM_ENVS = (1, 64, 256, 1024, 4096)
+QUICK_NUM_ENVS = (1, 64, 1024)
+# Target: TendonTracking-v0 at 1024 envs reaches this throughput with tip_error_rel <= TARGET_TIP_ERROR.
+TARGET = {"env": "TendonTracking-v0", "num_envs": 1024, "env_steps_per_s": 20_000.0, "tip_error_rel": 0.01}
+
+
+# -- throughput --------------------------------------------------------------------------------
+
+
+def steps_per_call(num_envs, env_steps):
+    """Control steps per scan: about `env_steps` env-steps per call, at least 8."""
+    return max(8, math.ceil(env_steps / num_envs))
+
+
+def compile_rollout(env, num_envs, num_steps, seed=0):
+    """Compiled `run(state, key) -> (state, key)`: `num_steps` batched control steps with random
+    actions, plus the initial batched state. Returns (run, state, key, compile_s)."""
+    wrapped = wrap_for_training(env)
+
+    def run(state, key):
+        def body(carry, _):
+            s, k = carry
+            k, ka = jax.random.split(k)
+            a = jax.random.uniform(ka, (num_envs, wrapped.action_size), jnp.float32, -1.0, 1.0)
+            return (wrapped.step(s, a), k), None
+
+        return jax.lax.scan(body, (state, key), None, length=num_steps)[0]
+
+    k_reset, k_run = jax.random.split(jax.random.PRNGKey(seed))
+    t0 = time.perf_counter()
+    state = jax.block_until_ready(jax.jit(wrapped.reset)(jax.random.split(k_reset, num_envs)))
+    compiled = jax.jit(run).lower(state, k_run).compile()
+    return compiled, state, k_run, time.perf_counter() - t0
+
+
+def time_rollout(run, state, key, repeats, min_time):
+    """Seconds per call of an already compiled `run`: each repeat chains enough calls to take
+    at least `min_time`. Returns (best_s, median_s, calls_per_repeat)."""
+    carry = jax.block_until_ready(run(state, key))  # warm-up
+    t0 = time.perf_counter()
+    carry = jax.block_until_ready(run(*carry))
+    calls = max(1, math.ceil(min_time / max(time.perf_counter() - t0, 1e-6)))
+    per_call = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            carry = run(*carry)
+        jax.block_until_ready(carry)
+        per_call.append((time.perf_counter() - t0) / calls)
+    obs = np.asarray(carry[0].obs)
+    if not np.all(np.isfinite(obs)):
+        print("  warning: non-finite observations after the timed rollout", flush=True)
+    return float(np.min(per_call)), float(np.median(per_call)), calls
+
+
+def cpu_busy(interval=2.0):
+    """Busy fraction of all CPUs over `interval` seconds (while this process sleeps, i.e. the
+    load of other processes) from /proc/stat; None where that is unavailable."""
+
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+
+    try:
+        t0, i0 = sample()
+        time.sleep(interval)
+        t1, i1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return 1.0 - (i1 - i0) / max(t1 - t0, 1)
+
+
+def wait_for_idle(max_wait_s, threshold=0.15):
+    """Waits (up to `max_wait_s`) until other processes use < `threshold` of the CPUs; returns
+    the last measured busy fraction and the seconds waited."""
+    t0 = time.perf_counter()
+    busy = cpu_busy()
+    while busy is not None and busy >= threshold and time.perf_counter() - t0 < max_wait_s:
+        print(f"  other processes use {busy:.0%} of the CPUs; waiting", flush=True)
+        time.sleep(10)
+        busy = cpu_busy()
+    return busy, time.perf_counter() - t0
+
+
+def bench_throughput(names, num_envs_list, env_steps, repeats, min_time, accuracy_proc=None, wait_idle_s=0.0):
+    """Compiles every (env, num_envs) rollout first (overlapping the accuracy subprocess, if
+    any), waits for that subprocess (and, up to `wait_idle_s`, for idle CPUs), then times them
+    one after another. Returns (rows, busy fraction of the CPUs just before timing)."""
+    jobs = []
+    for name in names:
+        env = sg.make(name)
+        for n in num_envs_list:
+            T = steps_per_call(n, env_steps)
+            run, state, key, compile_s = compile_rollout(env, n, T)
+            print(f"  compiled {name} num_envs={n} (T={T}): {compile_s:.1f} s", flush=True)
+            jobs.append((name, env, n, T, run, state, key, compile_s))
+    if accuracy_proc is not None and accuracy_proc.poll() is None:
+        print("  waiting for the accuracy subprocess before timing", flush=True)
+        accuracy_proc.wait()
+    busy, waited = wait_for_idle(wait_idle_s)
+    if busy is not None:
+        print(f"  timing; other processes used {busy:.0%} of the CPUs (waited {waited:.0f} s)", flush=True)
+    rows = []
+    for name, env, n, T, run, state, key, compile_s in jobs:
+        best, median, calls = time_rollout(run, state, key, repeats, min_time)
+        rows.append({
+            "env": name, "num_envs": n, "env_steps_per_s": n * T / best,
+            "env_steps_per_s_median": n * T / median, "steps_per_call": T, "calls_per_repeat": calls,
+            "repeats": repeats, "best_call_s": best, "median_call_s": median, "compile_s": compile_s,
+            "num_substeps": int(env.config.num_substeps), "substep_dt": float(env.substep_dt),
+            "control_dt": float(env.control_dt), "tip_error_rel": None,
+        })
+        print(f"  {name} num_envs={n}: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+    return rows, busy
+
+
+# -- accuracy (float64, own process) ----------------------------------------------------------
+
+
+def accuracy_settings(quick):
+    if quick:
+        return {"reference_dt": None, "rtol": 1e-8, "atol": 1e-10}
+    return {"reference_dt": 1e-5}
+
+
+def accuracy_only(names, quick, path):
+    """Runs integrator_accuracy for every env and writes {env: result} to `path`."""
+    jax.config.update("jax_enable_x64", True)
+    from sorogym.env._accuracy import integrator_accuracy
+
+    out = {}
+    for name in names:
+        t0 = time.perf_counter()
+        try:
+            res = integrator_accuracy(name, **accuracy_settings(quick))
+        except Exception as exc:  # keep the other envs' results
+            res = {"env": name, "error": f"{type(exc).__name__}: {exc}"}
+        res["wall_s"] = time.perf_counter() - t0
+        out[name] = res
+        print(f"  accuracy {name}: tip_error_rel={res.get('tip_error_rel')} ({res['wall_s']:.0f} s)", flush=True)
+    Path(path).write_text(json.dumps(out, indent=2) + "\n")
+
+
+def start_accuracy(names, quick, path):
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--accuracy-only", "--accuracy-out", str(path),
+           "--envs", *names] + (["--quick"] if quick else [])
+    return subprocess.Popen(cmd, cwd=ROOT)
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def target_status(row):
+    if row["env"] != TARGET["env"] or row["num_envs"] != TARGET["num_envs"]:
+        return None
+    fast = row["env_steps_per_s"] >= TARGET["env_steps_per_s"]
+    err = row["tip_error_rel"]
+    if err is None:
+        return "yes (speed), accuracy n/a" if fast else "no (speed)"
+    accurate = err <= TARGET["tip_error_rel"]
+    if fast and accurate:
+        return "yes"
+    return "no (" + ", ".join(w for w, ok in (("speed", fast), ("accuracy", accurate)) if not ok) + ")"
+
+
+def fmt(v, spec):
+    if v is None:
+        return "-"
+    return format(v, spec) if spec else str(v)
+
+
+COLS = [("env", "env", ""), ("num_envs", "num_envs", ""), ("env_steps_per_s", "env-steps/s (best)", ",.0f"),
+        ("env_steps_per_s_median", "env-steps/s (median)", ",.0f"), ("steps_per_call", "T", ""),
+        ("compile_s", "compile [s]", ".1f"), ("num_substeps", "substeps", ""), ("substep_dt", "substep dt [s]", ".4g"),
+        ("control_dt", "control dt [s]", ".4g"), ("tip_error_rel", "tip err / L", ".2e"), ("target", "target met", "")]
+
+
+def markdown_table(rows):
+    head = [c[1] for c in COLS]
+    body = [[fmt(r.get(c[0]), c[2]) for c in COLS] for r in rows]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
+
+
+def target_line(rows):
+    t = TARGET
+    goal = (f"target: {t['env']} >= {t['env_steps_per_s']:,.0f} env-steps/s at {t['num_envs']} envs "
+            f"with tip_error_rel <= {t['tip_error_rel']}")
+    hit = [r for r in rows if r.get("target")]
+    return goal + (f": {hit[0]['target']}" if hit else ": not measured in this run")
+
+
+def device_info():
+    dev = jax.devices()[0]
+    return {"backend": jax.default_backend(), "device_kind": dev.device_kind, "platform": dev.platform,
+            "device_count": jax.device_count(), "devices": [str(d) for d in jax.devices()]}
+
+
+def meta(quick, tag, notes):
+    return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "brax", "sorogym"), notes,
+                        device_tag=tag, dtype="float32 (jax_enable_x64 off)", device=device_info())
+
+
+def write_markdown(path, info, rows, accuracy_ref):
+    dev = info["device"]
+    where = (f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores)" if dev["backend"] == "cpu"
+             else f"{dev['backend'].upper()}: {dev['device_kind']} x{dev['device_count']} (host {info['cpu']['model']})")
+    md = [
+        f"{where}, jax {info['versions']['jax']}, float32, git {str(info['git_revision'])[:8]}"
+        + (" (uncommitted changes)" if info["git_dirty"] else "") + (", quick mode" if info["quick"] else "")
+        + f", {info['date']}.", "",
+        "Batched training-wrapped env (vmap + episode limit + full auto-reset), jitted `lax.scan` of T "
+        "control steps with random actions; env-steps/s = num_envs * T / s, best and median of "
+        f"{rows[0]['repeats'] if rows else '-'} repeats. Compile time includes tracing and the reset."
+        + ("" if info.get("cpu_busy_other_before_timing") is None else
+           f" Other processes used {info['cpu_busy_other_before_timing']:.0%} of the CPUs just before timing."), "",
+        markdown_table(rows), "",
+        f"tip err / L: max tip error over one episode of random actions / robot length vs {accuracy_ref}.", "",
+        target_line(rows), "",
+    ]
+    path.write_text("\n".join(md))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help=f"num_envs {QUICK_NUM_ENVS}, fewer repeats, adaptive accuracy reference (< 2 min per env)")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench", help="output directory")
+    ap.add_argument("--envs", nargs="+", help="subset of sorogym.registry() (default: all)")
+    ap.add_argument("--num-envs", nargs="+", type=int,
+                    help=f"batch sizes (default {FULL_NUM_ENVS}, quick {QUICK_NUM_ENVS}); drop 4096 here if memory is short")
+    ap.add_argument("--device-tag", default="cpu", help="file name tag: envs_<tag>.json/.md")
+    ap.add_argument("--skip-accuracy", action="store_true", help="throughput only")
+    ap.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
+                    help="before timing, wait up to S seconds until other processes use < 15%% of the CPUs")
+    ap.add_argument("--accuracy-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--accuracy-out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    quick = args.quick
+    names = [canonical_name(n) for n in args.envs] if args.envs else list(sg.registry())
+    if args.accuracy_only:
+        accuracy_only(names, quick, args.accuracy_out)
+        return
+
+    num_envs_list = args.num_envs or (QUICK_NUM_ENVS if quick else FULL_NUM_ENVS)
+    env_steps = 2048 if quick else 4096  # env-steps per scan call
+    repeats, min_time = (3, 0.2) if quick else (7, 0.3)
+    acc = accuracy_settings(quick)
+    accuracy_ref = ("float64 Tsit5, fixed dt = {:g} s".format(acc["reference_dt"]) if acc["reference_dt"]
+                    else f"float64 Tsit5, adaptive (rtol {acc['rtol']:g}, atol {acc['atol']:g})")
+    notes = [
+        f"throughput: T = max(8, ceil({env_steps} / num_envs)) control steps per jitted call; each repeat "
+        f"chains calls until >= {min_time} s; {repeats} repeats; env_steps_per_s is the best repeat, "
+        "env_steps_per_s_median the median; the batched state is carried between calls (no reset in "
+        "the timed calls apart from the wrapper's own auto-reset)",
+        "compile_s: tracing + compilation of the batched reset and of the scan (overlaps the accuracy "
+        "subprocess, so it is inflated when that runs)",
+        f"accuracy: integrator_accuracy(name, seed 0, one full episode), reference {accuracy_ref}, in a "
+        "subprocess with jax_enable_x64; it finishes before any timing starts" if not args.skip_accuracy
+        else "accuracy skipped",
+        "the machine may be shared: cpu_busy_other_before_timing is the CPU fraction other processes "
+        "used just before timing (CPU throughput drops sharply when it is high); see also loadavg_*",
+    ]
+    info = meta(quick, args.device_tag, notes)
+    print(f"backend {info['device']['backend']} ({info['device']['device_kind']}), envs {names}, "
+          f"num_envs {list(num_envs_list)}", flush=True)
+    t_start = time.perf_counter()
+    out_dir = args.out if args.out.is_absolute() else Path.cwd() / args.out
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    accuracy, proc = {}, None
+    with tempfile.TemporaryDirectory() as tmp:
+        acc_path = Path(tmp) / "accuracy.json"
+        if not args.skip_accuracy:
+            proc = start_accuracy(names, quick, acc_path)
+        rows, busy = bench_throughput(names, num_envs_list, env_steps, repeats, min_time, proc, args.wait_idle)
+        if proc is not None:
+            if proc.wait() != 0 or not acc_path.exists():
+                print(f"accuracy subprocess failed (exit code {proc.returncode})", flush=True)
+            else:
+                accuracy = json.loads(acc_path.read_text())
+    for r in rows:
+        r["tip_error_rel"] = accuracy.get(r["env"], {}).get("tip_error_rel")
+        r["target"] = target_status(r)
+
+    info["cpu_busy_other_before_timing"] = busy
+    info["loadavg_end"] = list(os.getloadavg())
+    info["total_wall_s"] = time.perf_counter() - t_start
+    info["accuracy_reference"] = None if args.skip_accuracy else accuracy_ref
+    stem = f"envs_{args.device_tag}" + ("_quick" if quick else "")
+    result = {**info, "target": TARGET, "target_status": target_line(rows), "accuracy": accuracy, "rows": rows}
+    json_path, md_path = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
+    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    write_markdown(md_path, info, rows, accuracy_ref)
+    print()
+    print(markdown_table(rows))
+    print(f"\n{target_line(rows)}\ntotal {info['total_wall_s']:.0f} s; wrote {json_path} and {md_path}")
+
+
+if __name__ == "__main__":
+    main()
