@@ -25,6 +25,50 @@ def ring_offsets(radius: float, angles_deg) -> np.ndarray:
     return radius * np.stack([np.cos(a), np.sin(a)], axis=-1)
 
 
+def tendon_ring_pcs(config, mounting: str, dtype, active_strains=None):
+    """A spatial PCS rod with straight tendons on a ring, built from a reaching config
+    (``segment_lengths``, ``radius``, ``density``, ``young_modulus``, ``shear_modulus`` or
+    ``poisson_ratio``, per-strain ``damping`` (6,), ``gravity``, ``tendon_offset``,
+    ``tendon_angles_deg``, ``tendon_spans``); every segment gets the same damping and
+    tendon offsets."""
+    from sorogym.actuation import Tendons
+    from sorogym.models import PCS, RodParams
+
+    check_positive_fields(config, ("segment_lengths", "radius", "tendon_offset"))
+    if config.tendon_offset >= config.radius:
+        raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius})")
+    if len(config.damping) != 6:
+        raise ValueError(f"damping: expected 6 per-strain coefficients, got {len(config.damping)}")
+    N = len(config.segment_lengths)
+    elastic = {"young_modulus": config.young_modulus}
+    if hasattr(config, "shear_modulus"):
+        elastic["shear_modulus"] = config.shear_modulus
+    else:
+        elastic["poisson_ratio"] = config.poisson_ratio
+    params = RodParams.create(
+        length=list(config.segment_lengths), radius=config.radius, density=config.density, **elastic,
+        damping=np.tile(np.asarray(config.damping), (N, 1)), gravity=list(config.gravity), mounting=mounting,
+        dtype=dtype,
+    )
+    ring = ring_offsets(config.tendon_offset, config.tendon_angles_deg)  # (m, 2)
+    offsets = np.repeat(ring[:, None, :], N, axis=1)
+    tendons = Tendons(jnp.asarray(offsets, dtype), spans=config.tendon_spans)
+    return PCS(params, active_strains=active_strains, actuation=tendons)
+
+
+def reaching_terms(model, ps, success_radius: float, max_tension: float):
+    """Goal distance ``d`` [m] and the reaching reward terms ``distance = -d``,
+    ``success = [d < success_radius]``, ``effort = -mean((u / max_tension)^2)``."""
+    tip, _ = tip_position_velocity(model, ps.q, ps.qd)
+    d = jnp.linalg.norm(tip - ps.task["goal"])
+    terms = {
+        "distance": -d,
+        "success": (d < success_radius).astype(d.dtype),
+        "effort": -jnp.mean((ps.u / max_tension) ** 2),
+    }
+    return d, terms
+
+
 def check_positive_fields(config, names) -> None:
     for name in names:
         value = getattr(config, name)

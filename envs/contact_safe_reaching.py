@@ -39,17 +39,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.actuation import Tendons
 from sorogym.contact import contact_generalized_force
 from sorogym.env import SoroEnv, register
-from sorogym.models import PCS, RodParams
+from sorogym.models import PCS
 
 from ._common import (
     cached_goal_bank,
     check_positive_fields,
-    ring_offsets,
+    reaching_terms,
     robot_key,
     sample_goal,
+    tendon_ring_pcs,
     tensions_from_action,
     tip_position_velocity,
 )
@@ -123,24 +123,13 @@ class ContactSafeReaching(SoroEnv):
         return default_config()
 
     def build_model(self, config: Config) -> PCS:
-        check_positive_fields(config, ("segment_lengths", "radius", "tendon_offset", "max_tension",
-                                       "obstacle_radii", "contact_stiffness", "force_bound", "success_radius"))
-        if config.tendon_offset >= config.radius:
-            raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius})")
+        check_positive_fields(config, ("max_tension", "obstacle_radii", "contact_stiffness", "force_bound",
+                                       "success_radius"))
         if np.asarray(config.obstacle_centers).shape != (len(config.obstacle_radii), 3):
             raise ValueError("obstacle_centers: expected one (x, y, z) per obstacle radius")
         if config.contact_points < 2:
             raise ValueError(f"contact_points: need at least 2, got {config.contact_points}")
-        N = len(config.segment_lengths)
-        params = RodParams.upright(
-            length=list(config.segment_lengths), radius=config.radius, density=config.density,
-            young_modulus=config.young_modulus, shear_modulus=config.shear_modulus,
-            damping=np.tile(np.asarray(config.damping), (N, 1)), gravity=list(config.gravity), dtype=self.dtype,
-        )
-        ring = ring_offsets(config.tendon_offset, config.tendon_angles_deg)  # (m, 2)
-        offsets = np.repeat(ring[:, None, :], N, axis=1)
-        tendons = Tendons(jnp.asarray(offsets, self.dtype), spans=config.tendon_spans)
-        return PCS(params, actuation=tendons)
+        return tendon_ring_pcs(config, "upright", self.dtype)
 
     @property
     def observation_dim(self) -> int:
@@ -196,21 +185,13 @@ class ContactSafeReaching(SoroEnv):
         return jnp.max(self._contact(model, ps.q, ps.task)[1])
 
     def reward_terms(self, model, prev, ps, action):
-        tip, _ = tip_position_velocity(model, ps.q, ps.qd)
-        d = jnp.linalg.norm(tip - ps.task["goal"])
-        excess = jnp.maximum(self._peak_force(model, ps) - self.config.force_bound, 0.0)
-        return {
-            "distance": -d,
-            "success": (d < self.config.success_radius).astype(d.dtype),
-            "contact": -excess,
-            "effort": -jnp.mean((ps.u / self.config.max_tension) ** 2),
-        }
+        terms = reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)[1]
+        terms["contact"] = -jnp.maximum(self._peak_force(model, ps) - self.config.force_bound, 0.0)
+        return terms
 
     def task_metrics(self, model, ps):
-        tip, _ = tip_position_velocity(model, ps.q, ps.qd)
-        d = jnp.linalg.norm(tip - ps.task["goal"])
-        return {"goal_distance": d, "success": (d < self.config.success_radius).astype(jnp.float32),
-                "peak_contact_force": self._peak_force(model, ps)}
+        d, terms = reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)
+        return {"goal_distance": d, "success": terms["success"], "peak_contact_force": self._peak_force(model, ps)}
 
     def task_info(self, model, ps, prev):
         return {"cost": jnp.maximum(self._peak_force(model, ps) - self.config.force_bound, 0.0)}

@@ -29,16 +29,16 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.actuation import Tendons
 from sorogym.env import SoroEnv, register
-from sorogym.models import PCS, RodParams
+from sorogym.models import PCS
 
 from ._common import (
     cached_goal_bank,
     check_positive_fields,
-    ring_offsets,
+    reaching_terms,
     robot_key,
     sample_goal,
+    tendon_ring_pcs,
     tensions_from_action,
     tip_position_velocity,
 )
@@ -107,21 +107,8 @@ class TendonReaching(SoroEnv):
         self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension)
 
     def build_model(self, config: Config) -> PCS:
-        check_positive_fields(config, ("segment_lengths", "radius", "tendon_offset", "max_tension", "success_radius"))
-        if config.tendon_offset >= config.radius:
-            raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius})")
-        if len(config.damping) != 6:
-            raise ValueError(f"damping: expected 6 per-strain coefficients, got {len(config.damping)}")
-        N = len(config.segment_lengths)
-        params = RodParams.hanging(
-            length=list(config.segment_lengths), radius=config.radius, density=config.density,
-            young_modulus=config.young_modulus, poisson_ratio=config.poisson_ratio,
-            damping=np.tile(np.asarray(config.damping), (N, 1)), gravity=list(config.gravity), dtype=self.dtype,
-        )
-        ring = ring_offsets(config.tendon_offset, config.tendon_angles_deg)
-        offsets = np.repeat(ring[:, None, :], N, axis=1)
-        tendons = Tendons(jnp.asarray(offsets, self.dtype), spans=config.tendon_spans)
-        return PCS(params, active_strains=config.active_strains, actuation=tendons)
+        check_positive_fields(config, ("max_tension", "success_radius"))
+        return tendon_ring_pcs(config, "hanging", self.dtype, active_strains=config.active_strains)
 
     @property
     def observation_dim(self) -> int:
@@ -145,18 +132,11 @@ class TendonReaching(SoroEnv):
         return jnp.concatenate([ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u])
 
     def reward_terms(self, model, prev, ps, action):
-        tip, _ = tip_position_velocity(model, ps.q, ps.qd)
-        d = jnp.linalg.norm(tip - ps.task["goal"])
-        return {
-            "distance": -d,
-            "success": (d < self.config.success_radius).astype(d.dtype),
-            "effort": -jnp.mean((ps.u / self.config.max_tension) ** 2),
-        }
+        return reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)[1]
 
     def task_metrics(self, model, ps):
-        tip, _ = tip_position_velocity(model, ps.q, ps.qd)
-        d = jnp.linalg.norm(tip - ps.task["goal"])
-        return {"goal_distance": d, "success": (d < self.config.success_radius).astype(jnp.float32)}
+        d, terms = reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)
+        return {"goal_distance": d, "success": terms["success"]}
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)
