@@ -14,6 +14,19 @@ def tip_position_velocity(model, q, qd):
     return pose[:3, 3], (J @ qd)[3:]
 
 
+def tip_axis(model, q):
+    """Unit direction of the backbone tangent at the tip (the tip frame's local x axis),
+    world frame."""
+    R = model.forward_kinematics(q, model.total_length)[:3, :3]
+    return R[:, 0] / jnp.linalg.norm(R[:, 0])
+
+
+def axis_angle_between(a, b):
+    """Angle [rad] in [0, pi] between unit vectors ``a`` and ``b`` (``atan2`` form: accurate
+    near 0 and pi, unlike ``arccos`` of the dot product)."""
+    return jnp.arctan2(jnp.linalg.norm(jnp.cross(a, b)), jnp.dot(a, b))
+
+
 def tensions_from_action(action, max_tension):
     """Absolute tendon tensions [N] from actions in [-1, 1]: ``max_tension (a + 1) / 2``."""
     return 0.5 * max_tension * (action + 1.0)
@@ -79,13 +92,15 @@ def check_positive_fields(config, names) -> None:
 
 def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterations: int = 40,
                           ramp: int = 20, tol: float = 1e-6):
-    """Feasible goals: tip positions ``(g, 3)`` [m] of static equilibria under random
-    admissible tensions. Each tension vector activates a random subset of tendons with
+    """Feasible goals: tip poses of static equilibria under random admissible tensions. Each tension vector activates a random subset of tendons with
     tensions uniform in [0, max_tension]; the equilibrium ``A(q) u = G(q) + K q`` is followed
     from the rest shape by Newton's method while the tensions ramp up over ``ramp``
     iterations (continuation keeps the branch connected to the unloaded robot). Samples whose
-    residual stays above ``tol`` times the load scale are discarded. Also returns the
-    configurations ``(g, n)`` and tensions ``(g, m)``.
+    residual stays above ``tol`` times the load scale are discarded.
+
+    Returns ``(tips, axes, q, tensions)``: tip positions ``(g, 3)`` [m], unit tip axes
+    ``(g, 3)`` (the backbone tangent at the tip, world frame), configurations ``(g, n)`` and
+    tensions ``(g, m)`` [N].
     """
     import jax
 
@@ -109,29 +124,32 @@ def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterat
 
         q, _ = jax.lax.scan(body, jnp.zeros(n, dtype), jnp.arange(iterations, dtype=dtype))
         scale = jnp.linalg.norm(model.actuation_force(jnp.zeros(n, dtype), u)) + jnp.linalg.norm(model.gravitational_force(jnp.zeros(n, dtype))) + 1e-6
-        tip, _ = tip_position_velocity(model, q, jnp.zeros_like(q))
-        return q, tip, jnp.linalg.norm(residual(q, u)) / scale
+        pose = model.forward_kinematics(q, model.total_length)
+        return q, pose[:3, 3], pose[:3, 0], jnp.linalg.norm(residual(q, u)) / scale
 
-    q, tips, rel = jax.jit(jax.vmap(solve))(tensions)
+    q, tips, axes, rel = jax.jit(jax.vmap(solve))(tensions)
     ok = np.asarray((rel < tol) & jnp.all(jnp.isfinite(tips), axis=-1))
     if not ok.any():
         raise RuntimeError("equilibrium_goal_bank: no equilibrium converged")
-    return np.asarray(tips)[ok], np.asarray(q)[ok], np.asarray(tensions)[ok]
+    axes = np.asarray(axes)[ok]
+    axes = axes / np.linalg.norm(axes, axis=-1, keepdims=True)
+    return np.asarray(tips)[ok], axes, np.asarray(q)[ok], np.asarray(tensions)[ok]
 
 
 _GOAL_BANKS: dict = {}
 
 
 def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed: int = 0) -> np.ndarray:
-    """:func:`equilibrium_goal_bank` tips, memoised per ``robot_key`` (a hashable description
-    of everything the equilibria depend on) so env instances of one robot share the work."""
+    """Goal poses ``(g, 6)`` = ``[tip position (3) [m], unit tip axis (3)]`` from
+    :func:`equilibrium_goal_bank`, memoised per ``robot_key`` (a hashable description of
+    everything the equilibria depend on) so env instances of one robot share the work."""
     key = (robot_key, int(num_goals), float(max_tension), int(seed))
     if key not in _GOAL_BANKS:
         import jax
 
-        tips, _, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
-                                           iterations=25, ramp=10)
-        _GOAL_BANKS[key] = tips
+        tips, axes, _, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
+                                                 iterations=25, ramp=10)
+        _GOAL_BANKS[key] = np.concatenate([tips, axes], axis=-1)
     return _GOAL_BANKS[key]
 
 
@@ -141,14 +159,15 @@ def robot_key(config, names) -> tuple:
 
 
 def sample_goal(key, bank, centers=None, radii=None, clearance: float = 0.0):
-    """A goal drawn uniformly from ``bank`` ``(g, 3)``, avoiding goals within ``radii +
-    clearance`` of any obstacle centre (if every goal is blocked, any goal may be drawn)."""
+    """A row drawn uniformly from ``bank`` ``(g, k)`` whose first three columns are goal
+    positions [m], avoiding goals within ``radii + clearance`` of any obstacle centre (if
+    every goal is blocked, any goal may be drawn)."""
     import jax
 
     bank = jnp.asarray(bank)
     if centers is None:
         return bank[jax.random.randint(key, (), 0, bank.shape[0])]
-    dist = jnp.linalg.norm(bank[:, None, :] - centers[None, :, :], axis=-1)
+    dist = jnp.linalg.norm(bank[:, None, :3] - centers[None, :, :], axis=-1)
     free = jnp.all(dist > radii[None, :] + clearance, axis=-1)
     logits = jnp.where(free | ~jnp.any(free), 0.0, -jnp.inf)
     return bank[jax.random.categorical(key, logits)]

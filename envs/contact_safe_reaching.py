@@ -159,7 +159,7 @@ class ContactSafeReaching(SoroEnv):
         if c.randomize_scene:
             kg, ko = jax.random.split(key)
             centers = centers + jax.random.uniform(ko, centers.shape, self.dtype, -c.obstacle_jitter, c.obstacle_jitter)
-            goal = sample_goal(kg, jnp.asarray(self.goal_bank, self.dtype), centers, radii, c.radius)
+            goal = sample_goal(kg, jnp.asarray(self.goal_bank, self.dtype), centers, radii, c.radius)[:3]
         task = {"goal": goal, "centers": centers, "radii": jnp.asarray(c.obstacle_radii, self.dtype)}
         n, m = model.num_dofs, model.num_actuators
         return task, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)

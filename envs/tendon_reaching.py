@@ -7,19 +7,30 @@ in each segment (``q`` has 6 entries). Six straight tendons 15 mm from the axis:
 0, 120, 240 degrees end at the first segment's tip, three at 60, 180, 300 degrees at the
 robot's tip.
 
-Goals are feasible by construction: each reset draws a goal from a bank of tip positions
-at static equilibria under random admissible tensions (a random subset of tendons pulled
-with tensions uniform in [0, max_tension], equilibrium followed by Newton continuation from
-the rest shape; computed once per robot at construction).
+Goals are feasible by construction: each reset draws a goal from a bank of tip poses at
+static equilibria under random admissible tensions (a random subset of tendons pulled with
+tensions uniform in [0, max_tension], equilibrium followed by Newton continuation from the
+rest shape; computed once per robot at construction).
+
+**Goal orientation** (``goal_orientation=True``): the goal also fixes the direction of the
+tip axis (the backbone tangent at the tip, a unit vector in the world frame), taken from the
+same equilibrium as the goal position, so position and direction are reachable together.
+Roll about the tip axis is not part of the goal: without torsion or shear the arm cannot
+choose it independently.
 
 * **Action** ``(6,)`` in [-1, 1]: absolute tendon tensions ``max_tension (a + 1) / 2`` [N].
 * **Observation** ``(30,)`` float32: ``q`` (6), ``qd`` (6), tip position (3) and velocity
-  (3) [m, m/s], goal (3), tip-to-goal vector (3), tensions (6) [N]; world frame.
+  (3) [m, m/s], goal (3), tip-to-goal vector (3), tensions (6) [N]; world frame. With goal
+  orientation, ``(36,)``: followed by the tip axis (3) and the goal axis (3).
 * **Reward** terms: ``distance = -|tip - goal|`` [m], ``success = [distance < 1 cm]``,
-  ``effort = -mean((u / max_tension)^2)``; scales 5, 1, 0.05.
+  ``effort = -mean((u / max_tension)^2)``; scales 5, 1, 0.05. With goal orientation also
+  ``orientation = -angle(tip axis, goal axis)`` [rad] (scale 0.05), and success also
+  requires the angle below ``success_angle_deg`` (10 degrees).
 * **Termination**: none (time limit 5 s = 75 steps, applied by the wrappers), except a
-  diverging simulation. **Success**: tip within ``success_radius`` (``metrics["success"]``),
-  ``metrics["goal_distance"]`` [m].
+  diverging simulation. **Success**: tip within ``success_radius`` (and, with goal
+  orientation, axis within ``success_angle_deg``) in ``metrics["success"]``;
+  ``metrics["goal_distance"]`` [m] and ``metrics["goal_angle"]`` [rad] (0 without goal
+  orientation).
 """
 
 from __future__ import annotations
@@ -35,11 +46,13 @@ from sorogym.models import PCS
 from ._common import (
     cached_goal_bank,
     check_positive_fields,
+    axis_angle_between,
     reaching_terms,
     robot_key,
     sample_goal,
     tendon_ring_pcs,
     tensions_from_action,
+    tip_axis,
     tip_position_velocity,
 )
 
@@ -52,6 +65,7 @@ class RewardScales:
     distance: float = 5.0
     success: float = 1.0
     effort: float = 0.05
+    orientation: float = 0.05  # per rad; used only with goal_orientation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +91,8 @@ class Config:
     # Task
     num_goal_candidates: int = 512
     success_radius: float = 0.01
+    goal_orientation: bool = False
+    success_angle_deg: float = 10.0
     # Timing and integration
     control_dt: float = 1.0 / 15.0
     num_substeps: int = 5
@@ -107,21 +123,23 @@ class TendonReaching(SoroEnv):
         self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension)
 
     def build_model(self, config: Config) -> PCS:
-        check_positive_fields(config, ("max_tension", "success_radius"))
+        check_positive_fields(config, ("max_tension", "success_radius", "success_angle_deg"))
         return tendon_ring_pcs(config, "hanging", self.dtype, active_strains=config.active_strains)
 
     @property
     def observation_dim(self) -> int:
-        return 2 * self.model.num_dofs + 12 + self.model.num_actuators
+        extra = 6 if self.config.goal_orientation else 0
+        return 2 * self.model.num_dofs + 12 + self.model.num_actuators + extra
 
     @property
     def action_dim(self) -> int:
         return self.model.num_actuators
 
     def reset_task(self, key, model):
-        goal = sample_goal(key, jnp.asarray(self.goal_bank, self.dtype))
+        row = sample_goal(key, jnp.asarray(self.goal_bank, self.dtype))
         n, m = model.num_dofs, model.num_actuators
-        return {"goal": goal}, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)
+        task = {"goal": row[:3], "goal_axis": row[3:6]}
+        return task, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)
 
     def command(self, model, ps, action):
         return tensions_from_action(action, self.config.max_tension)
@@ -129,18 +147,34 @@ class TendonReaching(SoroEnv):
     def observe(self, model, ps):
         tip, tip_vel = tip_position_velocity(model, ps.q, ps.qd)
         goal = ps.task["goal"]
-        return jnp.concatenate([ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u])
+        parts = [ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u]
+        if self.config.goal_orientation:
+            parts += [tip_axis(model, ps.q), ps.task["goal_axis"]]
+        return jnp.concatenate(parts)
+
+    def _terms(self, model, ps):
+        c = self.config
+        d, terms = reaching_terms(model, ps, c.success_radius, c.max_tension)
+        angle = jnp.zeros_like(d)
+        if c.goal_orientation:
+            angle = axis_angle_between(tip_axis(model, ps.q), ps.task["goal_axis"])
+            terms["success"] = terms["success"] * (angle < np.deg2rad(c.success_angle_deg)).astype(d.dtype)
+        terms["orientation"] = -angle
+        return d, angle, terms
 
     def reward_terms(self, model, prev, ps, action):
-        return reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)[1]
+        return self._terms(model, ps)[2]
 
     def task_metrics(self, model, ps):
-        d, terms = reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)
-        return {"goal_distance": d, "success": terms["success"]}
+        d, angle, terms = self._terms(model, ps)
+        return {"goal_distance": d, "goal_angle": angle, "success": terms["success"]}
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)
         scene["markers"].append(("goal", np.asarray(ps.task["goal"]), "tab:green"))
+        if self.config.goal_orientation:
+            scene.setdefault("arrows", []).append(
+                (np.asarray(ps.task["goal"]), 0.03 * np.asarray(ps.task["goal_axis"]), "tab:green"))
         half = 1.1 * sum(self.config.segment_lengths)
         scene["bounds"] = ((-half / 2, half / 2), (-half / 2, half / 2), (-half, 0.0))
         scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"

@@ -5,6 +5,7 @@ A *scene* is a plain dict of numpy arrays in the world frame [m]:
 * ``backbone``: ``(p, 3)`` backbone points base to tip, ``radius``: ``(p,)`` radii;
 * ``tendons``: list of ``(p, 3)`` tendon paths (optional);
 * ``markers``: list of ``(name, (3,) position, color)`` (targets, goals);
+* ``arrows``: list of ``((3,) start, (3,) vector, color)`` (goal directions; optional);
 * ``spheres``: list of ``((3,) centre, radius)`` obstacles (optional);
 * ``bounds``: ``((xmin, xmax), (ymin, ymax), (zmin, zmax))`` view box (optional).
 

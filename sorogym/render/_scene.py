@@ -71,6 +71,8 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
         ax.plot(*np.asarray(path).T, color="0.25", lw=0.8)
     for name, pos, color in scene.get("markers", []):
         ax.scatter(*np.asarray(pos)[:, None], color=color, s=40, depthshade=False, label=name)
+    for start, vec, color in scene.get("arrows", []):
+        ax.quiver(*np.asarray(start), *np.asarray(vec), color=color, lw=1.5)
     u, v = np.mgrid[0 : 2 * np.pi : 16j, 0 : np.pi : 9j]
     for centre, r in scene.get("spheres", []):
         c = np.asarray(centre)

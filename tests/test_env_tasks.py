@@ -1,0 +1,112 @@
+"""Layer 6: task-specific semantics (reward formulas, goal feasibility, goal orientation)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sorogym
+from sorogym.envs._common import axis_angle_between, equilibrium_goal_bank, tip_axis
+
+
+@pytest.fixture(scope="module")
+def reaching_oriented():
+    return sorogym.make("TendonReaching", goal_orientation=True, dtype="float64")
+
+
+@pytest.fixture(scope="module")
+def bank(reaching_oriented):
+    env = reaching_oriented
+    return equilibrium_goal_bank(env.model, jax.random.PRNGKey(7), 6, env.config.max_tension, iterations=25, ramp=10)
+
+
+def test_axis_angle_between_is_accurate_near_zero_and_pi():
+    a = jnp.array([1.0, 0.0, 0.0])
+    for angle in (0.0, 1e-7, 0.3, np.pi - 1e-7, np.pi):
+        b = jnp.array([np.cos(angle), np.sin(angle), 0.0])
+        assert float(axis_angle_between(a, b)) == pytest.approx(angle, abs=1e-12)
+
+
+def test_tip_axis_is_the_backbone_tangent(reaching_oriented):
+    model = reaching_oriented.model
+    q = jnp.asarray(np.random.default_rng(0).normal(0, 5, model.num_dofs) * np.tile([1, 1, 0.02], 2))
+    L = model.total_length
+    dp = jax.jit(jax.jacfwd(lambda s: model.forward_kinematics(q, s)[:3, 3]))(L)
+    np.testing.assert_allclose(jax.jit(lambda q_: tip_axis(model, q_))(q), dp / jnp.linalg.norm(dp), atol=1e-10)
+
+
+def test_goal_bank_entries_are_static_equilibria(reaching_oriented, bank):
+    model = reaching_oriented.model
+    tips, axes, q, u = bank
+    assert tips.shape[0] >= 3
+    S = model.stiffness_matrix()
+
+    @jax.jit
+    @jax.vmap
+    def residual_and_tip(qk, uk):
+        r = model.actuation_force(qk, uk) - model.gravitational_force(qk) - S @ qk
+        return jnp.linalg.norm(r), model.forward_kinematics(qk, model.total_length)[:3, 3]
+
+    res, tip = residual_and_tip(jnp.asarray(q), jnp.asarray(u))
+    assert np.all(np.asarray(res) < 1e-6)
+    np.testing.assert_allclose(tip, tips, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(axes, axis=-1), 1.0, atol=1e-12)
+
+
+def test_goal_orientation_success_needs_position_and_direction(reaching_oriented, bank):
+    env = reaching_oriented
+    tips, axes, q, _ = bank
+    s = jax.jit(env.reset)(jax.random.PRNGKey(0))
+    assert s.obs.shape == (36,) and env.observation_size == 36
+    metrics = jax.jit(lambda ps: env.task_metrics(env.model, ps))
+    ps = s.pipeline_state
+    assert set(ps.task) == {"goal", "goal_axis"}
+    at_goal = ps.replace(q=jnp.asarray(q[0]), task={"goal": jnp.asarray(tips[0]), "goal_axis": jnp.asarray(axes[0])})
+    m = metrics(at_goal)
+    assert float(m["goal_distance"]) < 1e-9 and float(m["goal_angle"]) < 1e-6 and float(m["success"]) == 1.0
+    # Same tip position, goal axis tilted by 20 degrees: no success, angle reported.
+    c, sn = np.cos(np.deg2rad(20.0)), np.sin(np.deg2rad(20.0))
+    perp = np.cross(axes[0], [0.0, 0.0, 1.0] if abs(axes[0][2]) < 0.9 else [1.0, 0.0, 0.0])
+    perp /= np.linalg.norm(perp)
+    tilted = c * axes[0] + sn * perp
+    off = at_goal.replace(task={"goal": jnp.asarray(tips[0]), "goal_axis": jnp.asarray(tilted)})
+    m = metrics(off)
+    assert float(m["goal_angle"]) == pytest.approx(np.deg2rad(20.0), rel=1e-9)
+    assert float(m["success"]) == 0.0
+    terms = env.reward_terms(env.model, off, off, jnp.zeros(env.action_size))
+    assert float(terms["orientation"]) == pytest.approx(-np.deg2rad(20.0), rel=1e-9)
+    # The observation ends with the tip axis and the goal axis.
+    obs = np.asarray(env.observe(env.model, off))
+    np.testing.assert_allclose(obs[-6:-3], np.asarray(tip_axis(env.model, off.q)), atol=1e-12)
+    np.testing.assert_allclose(obs[-3:], tilted, atol=1e-12)
+
+
+def test_without_goal_orientation_the_angle_is_ignored():
+    env = sorogym.make("TendonReaching", dtype="float64")
+    assert env.observation_size == 30
+    s = jax.jit(env.reset)(jax.random.PRNGKey(1))
+    ps = s.pipeline_state.replace(task={"goal": jnp.zeros(3), "goal_axis": jnp.array([1.0, 0.0, 0.0])})
+    m = jax.jit(lambda ps: env.task_metrics(env.model, ps))(ps)
+    assert float(m["goal_angle"]) == 0.0
+
+
+def test_tracking_reward_matches_the_paper_formula():
+    env = sorogym.make("TendonTracking", dtype="float64")
+    s = jax.jit(env.reset)(jax.random.PRNGKey(2))
+    step = jax.jit(env.step)
+    for _ in range(3):
+        s = step(s, jnp.ones(env.action_size))
+    ps = s.pipeline_state
+    k = int(ps.steps)
+    target, target_vel = ps.task["path"][k], ps.task["path_velocity"][k]
+
+    def distance(t):  # distance along the state's instantaneous motion, as a function of time
+        tip = env.model.forward_kinematics(ps.q + t * ps.qd, env.model.total_length)[:3, 3]
+        return jnp.linalg.norm(tip - (target + t * target_vel))
+
+    d, d_dot = jax.jit(lambda: jax.jvp(distance, (0.0,), (1.0,)))()
+    d, d_dot = float(d), float(d_dot)
+    assert d_dot != 0.0
+    expected = -(d / 0.2 + max(d_dot, 0.0) / 0.3) + 1.5 * (d < 0.01)
+    assert float(s.reward) == pytest.approx(expected, rel=1e-6)
+    assert float(s.metrics["tracking_error"]) == pytest.approx(d, rel=1e-6)
