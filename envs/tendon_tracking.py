@@ -13,9 +13,10 @@ Four straight tendons at 0.02 m from the axis, 90 degrees apart (cross-section o
   held for one control period of 1/15 s.
 * **Observation** ``(16,)`` float32: tip position [m] (3), tip velocity [m/s] (3), tendon
   tensions [N] (4), target position [m] (3), target velocity [m/s] (3); world frame.
-* **Target**: a smooth path on the upper hemisphere of radius 0.10 m centred at
-  (0, 0, 0.15) m, traversed at 0.015 m/s; each episode draws the number of turns around the
-  vertical axis, the mean polar angle and a polar oscillation (amplitude, frequency, phases).
+* **Target**: moves on the upper hemisphere of radius 0.10 m centred at (0, 0, 0.15) m,
+  starting at its pole (the arm's rest tip position, since L = 0.25 m) with a random
+  heading, at a per-episode speed in [0.0075, 0.015] m/s, turning at a smooth random rate
+  (random direction changes, a new draw each episode); see :class:`TargetConfig`.
 * **Reward**: ``-(d / 0.2 + max(d_dot, 0) / 0.3) + 1.5 [d < 0.01]`` with ``d`` the tip-target
   distance [m] and ``d_dot`` its rate; as terms ``distance = -d``, ``approach =
   -max(d_dot, 0)``, ``success = [d < success_radius]`` with scales 5, 10/3 and 1.5.
@@ -55,16 +56,24 @@ class RewardConfig:
 
 @dataclasses.dataclass(frozen=True)
 class TargetConfig:
-    """Hemisphere target path (all in the world frame, SI)."""
+    """Hemisphere target path (world frame, SI units, angles in rad).
+
+    The target starts at polar angle ``start_polar`` from the vertical (0: the pole, which is
+    the arm's rest tip position) with a random heading and moves along the sphere at a
+    per-episode speed ``speed * U(speed_fraction)`` [m/s], turning at a smooth random rate:
+    the sum of two sinusoids with amplitudes ``U(-1, 1) turn_rate`` [rad/s] and frequencies
+    ``U(turn_frequency)`` [Hz]. Near ``max_polar`` the heading is reflected back up, so the
+    target stays on the upper hemisphere.
+    """
 
     center: tuple[float, float, float] = (0.0, 0.0, 0.15)
     radius: float = 0.10
     speed: float = 0.015
-    turns: tuple[float, float] = (0.5, 3.0)  # turns around the vertical over the path
-    polar_mean: tuple[float, float] = (0.15, math.pi / 2 - 0.25)  # rad from the vertical
-    polar_amplitude: tuple[float, float] = (0.0, 0.35)  # rad
-    polar_frequency: tuple[float, float] = (0.5, 3.0)  # oscillations over the path
-    dense_points: int = 1024  # samples of the path before arc-length resampling
+    speed_fraction: tuple[float, float] = (0.5, 1.0)
+    start_polar: tuple[float, float] = (0.0, 0.0)
+    turn_rate: float = 1.0
+    turn_frequency: tuple[float, float] = (0.05, 0.5)
+    max_polar: float = math.pi / 2 - 0.15
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,35 +112,49 @@ def default_config() -> Config:
 
 
 def hemisphere_target_path(key: jax.Array, cfg: TargetConfig, num_points: int, dt: float, dtype=jnp.float32):
-    """Target positions and velocities ``(num_points, 3)`` at times ``k dt``.
+    """Target positions and velocities ``(num_points, 3)`` [m, m/s] at times ``k dt``.
 
-    A dense path ``theta(s), phi(s)`` on the sphere (``phi`` winding ``turns`` times,
-    ``theta`` oscillating around its mean) is resampled at constant speed by arc length,
-    projected back onto the sphere; velocities are forward differences projected onto the
-    tangent plane and capped at ``cfg.speed``.
+    Moves along great circles on the sphere (exact geodesic steps of length ``speed dt``),
+    the heading turning at the sampled rate and reflected at ``max_polar`` (see
+    :class:`TargetConfig`); velocities are the exact tangent velocities.
     """
-    k = jax.random.split(key, 6)
-    u = lambda kk, lohi: jax.random.uniform(kk, (), dtype, lohi[0], lohi[1])  # noqa: E731
-    turns, theta0 = u(k[0], cfg.turns), u(k[1], cfg.polar_mean)
-    amp, freq = u(k[2], cfg.polar_amplitude), u(k[3], cfg.polar_frequency)
-    phase_phi, phase_theta = u(k[4], (0.0, 2 * math.pi)), u(k[5], (0.0, 2 * math.pi))
-    s = jnp.linspace(0.0, 1.0, cfg.dense_points, dtype=dtype)
-    phi = 2 * math.pi * turns * s + phase_phi
-    theta = jnp.clip(theta0 + amp * jnp.sin(2 * math.pi * freq * s + phase_theta), 1e-3, math.pi / 2 - 1e-3)
-    c = jnp.asarray(cfg.center, dtype)
+    k = jax.random.split(key, 8)
+    u = lambda kk, lo, hi: jax.random.uniform(kk, (), dtype, lo, hi)  # noqa: E731
+    speed = cfg.speed * u(k[0], *cfg.speed_fraction)
+    polar0, azimuth0, heading0 = u(k[1], *cfg.start_polar), u(k[2], 0.0, 2 * math.pi), u(k[3], 0.0, 2 * math.pi)
+    amps = cfg.turn_rate * jax.random.uniform(k[4], (2,), dtype, -1.0, 1.0)
+    freqs = jax.random.uniform(k[5], (2,), dtype, *cfg.turn_frequency)
+    phases = jax.random.uniform(k[6], (2,), dtype, 0.0, 2 * math.pi)
     R = jnp.asarray(cfg.radius, dtype)
-    dense = c + R * jnp.stack([jnp.sin(theta) * jnp.cos(phi), jnp.sin(theta) * jnp.sin(phi), jnp.cos(theta)], -1)
-    arc = jnp.concatenate([jnp.zeros((1,), dtype), jnp.cumsum(jnp.linalg.norm(jnp.diff(dense, axis=0), axis=-1))])
-    wanted = jnp.minimum(jnp.arange(num_points + 1, dtype=dtype) * (cfg.speed * dt), arc[-1])
-    pts = jnp.stack([jnp.interp(wanted, arc, dense[:, i]) for i in range(3)], -1)
-    radial = pts - c
-    pts = c + R * radial / jnp.linalg.norm(radial, axis=-1, keepdims=True)
-    vel = (pts[1:] - pts[:-1]) / dt
-    normal = (pts[:-1] - c) / R
-    vel = vel - jnp.sum(vel * normal, -1, keepdims=True) * normal
-    speed = jnp.linalg.norm(vel, axis=-1, keepdims=True)
-    vel = vel * jnp.minimum(1.0, cfg.speed / jnp.maximum(speed, 1e-12))
-    return pts[:-1], vel
+    c = jnp.asarray(cfg.center, dtype)
+    up = jnp.array([0.0, 0.0, 1.0], dtype)
+    n0 = jnp.stack([jnp.sin(polar0) * jnp.cos(azimuth0), jnp.sin(polar0) * jnp.sin(azimuth0), jnp.cos(polar0)])
+    # Tangent frame at n0 (east, north), robust at the pole; heading = angle from east.
+    east = jnp.array([-jnp.sin(azimuth0), jnp.cos(azimuth0), 0.0], dtype)
+    north = jnp.cross(n0, east)
+    e0 = jnp.cos(heading0) * east + jnp.sin(heading0) * north
+    step_angle = speed * dt / R
+    cos_max = jnp.cos(jnp.asarray(cfg.max_polar, dtype))
+
+    def body(carry, t):
+        n, e = carry
+        out = (c + R * n, speed * e)
+        # turn the heading about the normal, then reflect it upwards near the boundary
+        w = jnp.sum(amps * jnp.sin(2 * math.pi * freqs * t + phases))
+        a = w * dt
+        e = jnp.cos(a) * e + jnp.sin(a) * jnp.cross(n, e)
+        m = up - jnp.dot(up, n) * n
+        m = m / jnp.maximum(jnp.linalg.norm(m), 1e-9)
+        e = jnp.where((n[2] < cos_max) & (jnp.dot(e, m) < 0), e - 2 * jnp.dot(e, m) * m, e)
+        # geodesic step
+        n, e = jnp.cos(step_angle) * n + jnp.sin(step_angle) * e, jnp.cos(step_angle) * e - jnp.sin(step_angle) * n
+        n = n / jnp.linalg.norm(n)
+        e = e - jnp.dot(e, n) * n
+        return (n, e / jnp.linalg.norm(e)), out
+
+    times = jnp.arange(num_points, dtype=dtype) * dt
+    _, (pos, vel) = jax.lax.scan(body, (n0, e0), times)
+    return pos, vel
 
 
 def tracking_observation(tip_pos, tip_vel, tendon_forces, target_pos, target_vel):

@@ -1,0 +1,108 @@
+"""Policy evaluation over parallel episodes of a brax-face env.
+
+A *policy* maps a batch of observations ``(B, obs)`` (float32) and a PRNG key to actions
+``(B, act)`` in [-1, 1]. JAX policies (brax PPO, BC students, experts written in JAX) run the
+whole evaluation as one compiled ``lax.scan``; host policies (SB3/torch) step the jitted,
+batched env from Python.
+
+Every episode runs for ``episode_length`` steps (default: the env's time limit) unless the
+env terminates it (then later steps are ignored). Reported, as plain floats:
+
+* ``return_mean``, ``return_std``: undiscounted episode return;
+* ``length_mean``: steps until termination or the time limit;
+* ``<metric>`` for each env metric: its step-mean within the episode, averaged over episodes
+  (``success`` -> step-wise success rate, ``tracking_error`` -> mean tracking error [m]);
+* ``final/<metric>``: its value at the last step (``final/success`` -> success at the end);
+* ``max/<metric>``: its episode maximum (``max/peak_contact_force`` [N]);
+* ``cost_mean``: the summed ``info["cost"]`` per episode, where the env reports a cost;
+* ``num_episodes``, ``episode_length``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def _summaries(rewards, alive, metrics, costs):
+    """Episode statistics from per-step arrays ``(T, B)`` (numpy)."""
+    steps = np.maximum(alive.sum(0), 1)
+    returns = (rewards * alive).sum(0)
+    last = np.maximum(alive.sum(0) - 1, 0).astype(int)
+    out = {
+        "num_episodes": int(rewards.shape[1]),
+        "episode_length": int(rewards.shape[0]),
+        "return_mean": float(returns.mean()),
+        "return_std": float(returns.std()),
+        "length_mean": float(alive.sum(0).mean()),
+    }
+    cols = np.arange(rewards.shape[1])
+    for k, v in metrics.items():
+        if k.startswith("reward/"):
+            continue
+        out[k] = float(((v * alive).sum(0) / steps).mean())
+        out[f"final/{k}"] = float(v[last, cols].mean())
+        out[f"max/{k}"] = float(np.where(alive > 0, v, -np.inf).max(0).mean())
+    if costs is not None:
+        out["cost_mean"] = float((costs * alive).sum(0).mean())
+    return out
+
+
+def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 0,
+                    episode_length: int | None = None, jax_policy: bool = True) -> dict:
+    """Run ``num_episodes`` parallel episodes of ``env`` under ``policy``; see the module
+    docstring for the returned statistics."""
+    T = int(episode_length or env.max_episode_steps)
+    reset = jax.vmap(env.reset)
+    step = jax.vmap(env.step)
+    key_reset, key_act = jax.random.split(jax.random.PRNGKey(seed))
+    keys = jax.random.split(key_reset, num_episodes)
+
+    def record(state, alive):
+        cost = state.info.get("cost", jnp.zeros_like(state.reward))
+        return state.reward, alive, state.metrics, cost
+
+    if jax_policy:
+        @jax.jit
+        def run(keys, key_act):
+            state = reset(keys)
+
+            def body(carry, k):
+                state, alive = carry
+                action, _ = policy(state.obs, k)
+                state = step(state, action)
+                out = record(state, alive)
+                alive = alive * (1.0 - state.done)
+                return (state, alive), out
+
+            alive = jnp.ones(num_episodes, jnp.float32)
+            _, outs = jax.lax.scan(body, (state, alive), jax.random.split(key_act, T))
+            return outs
+
+        rewards, alive, metrics, costs = jax.tree.map(np.asarray, run(keys, key_act))
+    else:
+        state = jax.jit(reset)(keys)
+        jstep = jax.jit(step)
+        alive = np.ones(num_episodes, np.float32)
+        rows = []
+        for k in jax.random.split(key_act, T):
+            action = np.asarray(policy(np.asarray(state.obs), k)[0], np.float32)
+            state = jstep(state, jnp.asarray(action))
+            rows.append(jax.tree.map(np.asarray, record(state, alive)))
+            alive = alive * (1.0 - np.asarray(state.done))
+        rewards = np.stack([r[0] for r in rows])
+        alive = np.stack([r[1] for r in rows])
+        metrics = {k: np.stack([r[2][k] for r in rows]) for k in rows[0][2]}
+        costs = np.stack([r[3] for r in rows])
+    has_cost = "cost" in jax.eval_shape(env.reset, jax.random.PRNGKey(0)).info
+    return _summaries(rewards, alive, metrics, costs if has_cost else None)
+
+
+def ppo_policy(params, networks, deterministic: bool = True) -> Callable:
+    """A batched JAX policy from brax PPO ``params`` ``(normalizer, policy, value)``."""
+    from brax.training.agents.ppo import networks as ppo_networks
+
+    return ppo_networks.make_inference_fn(networks)(params, deterministic=deterministic)

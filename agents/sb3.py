@@ -1,0 +1,110 @@
+"""CPU baseline: Stable-Baselines3 PPO on the batched env through
+:class:`sorogym.env.SB3VecEnv`, with the same config, run folder and logging as brax PPO.
+
+Checkpoints are SB3's own ``sb3_model.zip`` in ``checkpoints/step_<n>/`` next to our
+``meta.json``; evaluation runs the torch policy on the host against the jitted batched env
+(:func:`sorogym.agents.evaluate.evaluate_policy` with ``jax_policy=False``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from . import checkpoint as ckpt
+from .config import RunConfig
+
+MODEL_FILE = "sb3_model.zip"
+
+
+def _meta(config: RunConfig, env) -> dict:
+    return {"algo": "sb3_ppo", "env": env.name, "env_overrides": dict(config.env_overrides),
+            "observation_size": int(env.observation_size), "action_size": int(env.action_size)}
+
+
+def save_sb3(root: Path, step: int, model, meta: dict) -> Path:
+    out = ckpt.step_dir(root, step)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / MODEL_FILE)
+    (out / ckpt.META).write_text(json.dumps({**meta, "step": int(step)}, indent=2))
+    return out
+
+
+def load_sb3(path):
+    from stable_baselines3 import PPO
+
+    found = ckpt.resolve(path)
+    meta = ckpt.load_meta(found)
+    if meta.get("algo") != "sb3_ppo":
+        raise ValueError(f"{found}: a {meta.get('algo')!r} checkpoint, not an SB3 one")
+    return PPO.load(found / MODEL_FILE, device="cpu"), meta
+
+
+def sb3_policy(model, deterministic: bool = True) -> Callable:
+    """Host policy ``(obs (B, o) numpy, key) -> (actions (B, a), {})`` for evaluation."""
+    import numpy as np
+
+    def act(obs, key):
+        action, _ = model.predict(np.asarray(obs), deterministic=deterministic)
+        return np.clip(action, -1.0, 1.0), {}
+
+    return act
+
+
+def train_sb3(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int, dict], None],
+              resume_from=None):
+    """Train SB3 PPO; returns ``(model, final_step)``. ``on_progress(step, row)`` gets the
+    mean return and env metrics of the episodes finished since the last progress point."""
+    import numpy as np
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from sorogym.env import SB3VecEnv
+
+    s = config.sb3_ppo
+    venv = SB3VecEnv(env, num_envs=s.n_envs, seed=config.seed)
+    meta = _meta(config, env)
+    root = Path(run_dir) / "checkpoints"
+    every = max(s.total_timesteps // max(s.num_checkpoints, 1), 1)
+
+    class Progress(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.next_at = self.num_timesteps + every
+            self.episodes: list[dict] = []
+
+        def _on_step(self) -> bool:
+            for info in self.locals.get("infos", []):
+                if "episode" in info:
+                    self.episodes.append(info["episode"])
+            if self.num_timesteps >= self.next_at:
+                self.next_at += every
+                self._report()
+            return True
+
+        def _report(self):
+            row = {}
+            if self.episodes:
+                row["return_mean"] = float(np.mean([e["r"] for e in self.episodes]))
+            self.episodes = []
+            save_sb3(root, self.num_timesteps, self.model, meta)
+            on_progress(self.num_timesteps, row)
+
+    if resume_from is not None:
+        model, old = load_sb3(resume_from)
+        if old["env"] != env.name:
+            raise ValueError(f"resume: checkpoint is for {old['env']}, the config trains {env.name}")
+        model.set_env(venv)
+        model.num_timesteps = int(old["step"])
+    else:
+        model = PPO("MlpPolicy", venv, n_steps=s.n_steps, batch_size=s.batch_size, n_epochs=s.n_epochs,
+                    learning_rate=s.learning_rate, gamma=s.gamma, gae_lambda=s.gae_lambda, clip_range=s.clip_range,
+                    ent_coef=s.ent_coef, policy_kwargs={"net_arch": list(s.net_arch)}, seed=config.seed,
+                    device="cpu", verbose=0)
+    remaining = max(s.total_timesteps - int(model.num_timesteps), 0)
+    cb = Progress()
+    if remaining:
+        model.learn(total_timesteps=remaining, callback=cb, reset_num_timesteps=False)
+    save_sb3(root, int(model.num_timesteps), model, meta)
+    return model, int(model.num_timesteps)

@@ -1,0 +1,262 @@
+"""Layer 7: agents — run configs, the CLI end to end, checkpoints, resume, PPO learning,
+SB3 baseline and the offline sweep runner (tiny budgets, wandb offline)."""
+
+import dataclasses
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sorogym
+from sorogym.actuation import GeneralizedActuation
+from sorogym.agents import cli
+from sorogym.agents import checkpoint as ckpt
+from sorogym.agents.config import RunConfig, build_config, load_config, parse_overrides
+from sorogym.agents.evaluate import evaluate_policy
+from sorogym.env import SoroEnv
+from sorogym.models import PlanarPCS, RodParams
+
+# A tiny PPO budget: 2 progress points, 8 envs, episodes of 6 steps.
+TINY = {
+    "env.episode_length_s": 0.4,
+    "ppo.num_timesteps": 320, "ppo.num_envs": 8, "ppo.batch_size": 8, "ppo.num_minibatches": 2,
+    "ppo.unroll_length": 5, "ppo.num_updates_per_batch": 1, "ppo.num_evals": 2, "ppo.num_eval_envs": 4,
+    "ppo.policy_hidden_layer_sizes": [8], "ppo.value_hidden_layer_sizes": [8],
+    "eval.num_episodes": 4, "logging.wandb": "offline", "logging.video_episodes": 1,
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _compilation_cache(tmp_path_factory):
+    """The CLI tests train the same tiny graphs several times (train, resume, sweep points
+    differing only in the seed): a persistent compilation cache compiles each once."""
+    previous = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla-cache")))
+    yield
+    jax.config.update("jax_compilation_cache_dir", previous)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _wandb_offline(tmp_path_factory):
+    home = tmp_path_factory.mktemp("wandb")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WANDB_MODE", "offline")
+        mp.setenv("WANDB_SILENT", "true")
+        mp.setenv("WANDB_DIR", str(home))
+        mp.setenv("WANDB_CACHE_DIR", str(home / "cache"))
+        mp.setenv("WANDB_CONFIG_DIR", str(home / "config"))
+        yield
+
+
+# -- configs ----------------------------------------------------------------------------
+
+
+def test_config_files_load_and_validate():
+    for path in ("configs/ppo/tendon_tracking.yaml", "configs/sb3/tendon_tracking.yaml"):
+        config = load_config(path)
+        assert config.env in sorogym.registry()
+    c = load_config("configs/ppo/tendon_tracking.yaml", ["ppo.learning_rate=1e-3", "env.max_tendon_force=20", "seed=3"])
+    assert c.ppo.learning_rate == 1e-3 and c.env_overrides == {"max_tendon_force": 20} and c.seed == 3
+
+
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        ({"ppo.learnin_rate": 1e-3}, "ppo.learnin_rate"),
+        ({"env": "NoSuchEnv-v0"}, "unknown environment"),
+        ({"env.no_such_field": 1}, "no_such_field"),
+        ({"ppo.num_envs": "many"}, "ppo.num_envs: expected an integer"),
+        ({"algo": "dqn"}, "algo"),
+        ({"ppo.num_envs": 3}, "multiple of num_envs"),
+        ({"logging.wandb": "sometimes"}, "logging.wandb"),
+    ],
+)
+def test_bad_configs_are_clear_errors(overrides, match):
+    with pytest.raises(ValueError, match=match):
+        build_config({}, overrides)
+
+
+def test_override_parsing():
+    assert parse_overrides(["a.b=1", "c=[1, 2]", "d=true", "e=x=y"]) == {"a.b": 1, "c": [1, 2], "d": True, "e": "x=y"}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_overrides(["novalue"])
+
+
+# -- the CLI end to end ------------------------------------------------------------------
+
+
+def _train_args(root, run_id, **extra):
+    values = {**TINY, "logging.output_root": str(root), **extra}
+    args = ["train", "configs/ppo/tendon_tracking.yaml", "--run-id", run_id, "--quiet"]
+    return args + [f"{k}={json.dumps(v)}" for k, v in values.items()]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    assert cli.main(_train_args(root, "first")) == 0
+    return root / "TendonTracking-v0" / "ppo" / "first", root
+
+
+def test_train_writes_the_run_folder(tiny_run):
+    run_dir, _ = tiny_run
+    for name in ("config.yaml", "metrics.csv", "metrics.jsonl", "curve.png", "eval.json", "rollout.gif", "summary.json"):
+        assert (run_dir / name).stat().st_size > 0, name
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows][0] == 0 and rows[-1]["step"] >= 320
+    assert {"return_mean", "success", "tracking_error"} <= set(rows[-1])
+    import yaml
+
+    resolved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert resolved["env"] == "TendonTracking-v0" and resolved["ppo"]["num_envs"] == 8
+    assert "git_revision" in resolved["run"]
+    assert ckpt.latest(run_dir / "checkpoints") is not None
+    assert list((run_dir / "wandb").glob("offline-run-*")), "wandb offline run missing"
+
+
+def test_evaluate_reproduces_the_training_evaluation(tiny_run, tmp_path):
+    run_dir, _ = tiny_run
+    trained = json.loads((run_dir / "eval.json").read_text())
+    out = tmp_path / "eval.json"
+    assert cli.main(["evaluate", str(run_dir), "--episodes", "4", "--seed", "10000", "--out", str(out)]) == 0
+    again = json.loads(out.read_text())
+    for key in ("return_mean", "success", "tracking_error"):
+        assert again[key] == pytest.approx(trained[key], rel=1e-5, abs=1e-7), key
+
+
+def test_render_writes_a_gif(tiny_run, tmp_path):
+    run_dir, _ = tiny_run
+    out = tmp_path / "policy.gif"
+    assert cli.main(["render", str(run_dir), "--out", str(out)]) == 0
+    assert out.stat().st_size > 0
+
+
+def test_resume_continues_from_the_saved_step(tiny_run):
+    run_dir, root = tiny_run
+    saved = ckpt.load_meta(run_dir)["step"]
+    args = _train_args(root, "second", **{"ppo.num_timesteps": 640, "logging.video": False})
+    assert cli.main(args + ["--resume", str(run_dir)]) == 0
+    second = run_dir.parent / "second"
+    rows = [json.loads(line) for line in (second / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0]["step"] == saved and rows[-1]["step"] >= 640
+    assert ckpt.load_meta(second)["step"] >= 640
+    assert json.loads((second / "eval.json").read_text())["env_steps"] >= 640
+
+
+def test_export_copies_results_and_checkpoint(tiny_run, tmp_path):
+    run_dir, _ = tiny_run
+    dest = cli.export_run(run_dir, tmp_path / "published")
+    assert (dest / "checkpoint" / "params.msgpack").exists() and (dest / "eval.json").exists()
+    assert ckpt.load_meta(dest / "checkpoint")["algo"] == "ppo"
+
+
+def test_sweep_runner_on_a_two_point_grid(tmp_path):
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        "base: configs/ppo/tendon_tracking.yaml\nname: tiny\nmethod: grid\n"
+        "metric: {name: eval/return_mean, goal: maximize}\n"
+        "parameters:\n  seed: {values: [1, 2]}\n  ppo.entropy_cost: {value: 0.001}\n"
+    )
+    overrides = [f"{k}={json.dumps(v)}" for k, v in TINY.items()]
+    overrides += [f"logging.output_root={tmp_path / 'runs'}", "logging.video=false", "logging.wandb=disabled"]
+    assert cli.main(["sweep", str(sweep)] + overrides) == 0
+    summaries = list((tmp_path / "runs" / "sweeps").glob("tiny-*/summary.csv"))
+    assert len(summaries) == 1
+    lines = summaries[0].read_text().strip().splitlines()
+    assert len(lines) == 3 and lines[0].startswith("seed,ppo.entropy_cost,eval/return_mean")
+    assert all(line.split(",")[2] not in ("", "None") for line in lines[1:])
+
+
+# -- learning ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _ToyScales:
+    error: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class _ToyReward:
+    scales: _ToyScales = _ToyScales()
+
+
+@dataclasses.dataclass(frozen=True)
+class _ToyConfig:
+    control_dt: float = 0.05
+    num_substeps: int = 2
+    episode_length_s: float = 1.0
+    divergence_bound: float = 1e3
+    integrator: str = "trapezoid"
+    randomization: tuple = ()
+    reward: _ToyReward = _ToyReward()
+    dtype: str = "float32"
+
+
+class _BendToGoal(SoroEnv):
+    """Toy task: one planar bending segment driven by a generalized torque (action x 0.05
+    N m) must hold a random goal curvature in [-10, 10] 1/m. Reward ``-|q - q*| / 10``
+    per step, so a random policy scores about -10 per 20-step episode and a good one > -3."""
+
+    name = "BendToGoal-v0"
+
+    @classmethod
+    def default_config(cls):
+        return _ToyConfig()
+
+    def build_model(self, config):
+        params = RodParams.create(length=0.1, radius=0.01, density=1000.0, young_modulus=1e6, damping=1e3,
+                                  planar=True, dtype=self.dtype)
+        return PlanarPCS(params, active_strains="pcc", actuation=GeneralizedActuation())
+
+    observation_dim = 3
+    action_dim = 1
+
+    def reset_task(self, key, model):
+        goal = jax.random.uniform(key, (1,), self.dtype, -10.0, 10.0)
+        z = jnp.zeros(1, self.dtype)
+        return {"goal": goal}, z, z, z
+
+    def command(self, model, ps, action):
+        return 0.05 * action
+
+    def observe(self, model, ps):
+        return jnp.concatenate([ps.q, ps.qd, ps.task["goal"]])
+
+    def reward_terms(self, model, prev, ps, action):
+        return {"error": -jnp.abs(ps.q[0] - ps.task["goal"][0]) / 10.0}
+
+
+def test_brax_ppo_learns_the_toy_task(tmp_path):
+    from sorogym.agents.ppo import train_ppo
+
+    env = _BendToGoal()
+    config = build_config({}, {
+        "ppo.num_timesteps": 60_000, "ppo.num_envs": 64, "ppo.batch_size": 64, "ppo.num_minibatches": 4,
+        "ppo.unroll_length": 10, "ppo.num_updates_per_batch": 4, "ppo.num_evals": 2, "ppo.learning_rate": 3e-3,
+        "ppo.policy_hidden_layer_sizes": [32, 32], "ppo.value_hidden_layer_sizes": [32, 32],
+    })
+    params, nets, step = train_ppo(config, env, tmp_path, lambda s, m: None)
+    assert step >= 60_000
+    from sorogym.agents.evaluate import ppo_policy
+
+    trained = evaluate_policy(env, ppo_policy(params, nets), 64, seed=1)
+    random = evaluate_policy(env, lambda obs, k: (jax.random.uniform(k, (obs.shape[0], 1), minval=-1, maxval=1), {}), 64, seed=1)
+    assert random["return_mean"] < -5.0
+    assert trained["return_mean"] > -3.0, trained
+
+
+def test_sb3_baseline_trains_checkpoints_and_evaluates(tmp_path):
+    overrides = {
+        "algo": "sb3_ppo", "env.episode_length_s": 0.4, "sb3_ppo.total_timesteps": 128, "sb3_ppo.n_envs": 4,
+        "sb3_ppo.n_steps": 16, "sb3_ppo.batch_size": 32, "sb3_ppo.n_epochs": 1, "sb3_ppo.num_checkpoints": 2,
+        "eval.num_episodes": 4, "logging.video": False, "logging.wandb": "disabled",
+        "logging.output_root": str(tmp_path),
+    }
+    run_dir = cli.train(build_config({}, overrides), run_id="sb3", quiet=True)
+    result = json.loads((run_dir / "eval.json").read_text())
+    assert result["algo"] == "sb3_ppo" and result["env_steps"] >= 128 and np.isfinite(result["return_mean"])
+    again = cli.evaluate(str(run_dir), episodes=4, seed=10_000)
+    assert again["return_mean"] == pytest.approx(result["return_mean"], rel=1e-5)
+    assert len(list((run_dir / "checkpoints").glob("step_*"))) >= 2
