@@ -6,19 +6,27 @@ import jax.numpy as jnp
 import numpy as np
 
 
+def tip_kinematics(model, q, qd):
+    """Tip pose ``(4, 4)`` and tip velocity ``(3,)`` [m/s] (world frame), one kinematics pass."""
+    pose, J = model.pose_and_jacobian(q, model.total_length)
+    return pose, (J @ qd)[3:]
+
+
 def tip_position_velocity(model, q, qd):
     """World position [m] and velocity [m/s] of the robot's tip."""
-    L = model.total_length
-    pose = model.forward_kinematics(q, L)
-    J = model.jacobian(q, L)
-    return pose[:3, 3], (J @ qd)[3:]
+    pose, vel = tip_kinematics(model, q, qd)
+    return pose[:3, 3], vel
 
 
 def tip_axis(model, q):
     """Unit direction of the backbone tangent at the tip (the tip frame's local x axis),
     world frame."""
-    R = model.forward_kinematics(q, model.total_length)[:3, :3]
-    return R[:, 0] / jnp.linalg.norm(R[:, 0])
+    return axis_of_pose(model.forward_kinematics(q, model.total_length))
+
+
+def axis_of_pose(pose):
+    """Unit local x axis (the backbone tangent) of a ``(4, 4)`` pose."""
+    return pose[:3, 0] / jnp.linalg.norm(pose[:3, 0])
 
 
 def axis_angle_between(a, b):
@@ -69,15 +77,14 @@ def tendon_ring_pcs(config, mounting: str, dtype, active_strains=None):
     return PCS(params, active_strains=active_strains, actuation=tendons)
 
 
-def reaching_terms(model, ps, success_radius: float, max_tension: float):
+def reaching_terms(tip, goal, tensions, success_radius: float, max_tension: float):
     """Goal distance ``d`` [m] and the reaching reward terms ``distance = -d``,
     ``success = [d < success_radius]``, ``effort = -mean((u / max_tension)^2)``."""
-    tip, _ = tip_position_velocity(model, ps.q, ps.qd)
-    d = jnp.linalg.norm(tip - ps.task["goal"])
+    d = jnp.linalg.norm(tip - goal)
     terms = {
         "distance": -d,
         "success": (d < success_radius).astype(d.dtype),
-        "effort": -jnp.mean((ps.u / max_tension) ** 2),
+        "effort": -jnp.mean((tensions / max_tension) ** 2),
     }
     return d, terms
 

@@ -174,27 +174,32 @@ class ContactSafeReaching(SoroEnv):
     def external_force(self, model, q, qd, ps):
         return self._contact(model, q, ps.task)[0]
 
-    def observe(self, model, ps):
+    def outputs(self, model, prev, ps, action):
+        # tip kinematics and contact once per step, shared by every output
+        c = self.config
         tip, tip_vel = tip_position_velocity(model, ps.q, ps.qd)
-        _, _, d = self._contact(model, ps.q, ps.task)
+        _, forces, clearance = self._contact(model, ps.q, ps.task)
+        peak = jnp.max(forces)
+        excess = jnp.maximum(peak - c.force_bound, 0.0)
+        d, terms = reaching_terms(tip, ps.task["goal"], ps.u, c.success_radius, c.max_tension)
+        terms["contact"] = -excess
         t = ps.task
         obstacles = jnp.concatenate([t["centers"], t["radii"][:, None]], axis=-1).reshape(-1)
-        return jnp.concatenate([ps.q, ps.qd, tip, tip_vel, t["goal"], ps.u, obstacles, jnp.min(d, axis=0)])
+        obs = jnp.concatenate([ps.q, ps.qd, tip, tip_vel, t["goal"], ps.u, obstacles, jnp.min(clearance, axis=0)])
+        metrics = {"goal_distance": d, "success": terms["success"], "peak_contact_force": peak}
+        return obs, terms, metrics, {"cost": excess}
 
-    def _peak_force(self, model, ps):
-        return jnp.max(self._contact(model, ps.q, ps.task)[1])
+    def observe(self, model, ps):
+        return self.outputs(model, None, ps, None)[0]
 
     def reward_terms(self, model, prev, ps, action):
-        terms = reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)[1]
-        terms["contact"] = -jnp.maximum(self._peak_force(model, ps) - self.config.force_bound, 0.0)
-        return terms
+        return self.outputs(model, prev, ps, action)[1]
 
     def task_metrics(self, model, ps):
-        d, terms = reaching_terms(model, ps, self.config.success_radius, self.config.max_tension)
-        return {"goal_distance": d, "success": terms["success"], "peak_contact_force": self._peak_force(model, ps)}
+        return self.outputs(model, None, ps, None)[2]
 
     def task_info(self, model, ps, prev):
-        return {"cost": jnp.maximum(self._peak_force(model, ps) - self.config.force_bound, 0.0)}
+        return self.outputs(model, prev, ps, None)[3]
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)

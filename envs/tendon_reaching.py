@@ -47,13 +47,13 @@ from ._common import (
     cached_goal_bank,
     check_positive_fields,
     axis_angle_between,
+    axis_of_pose,
     reaching_terms,
     robot_key,
     sample_goal,
     tendon_ring_pcs,
     tensions_from_action,
-    tip_axis,
-    tip_position_velocity,
+    tip_kinematics,
 )
 
 _ROBOT_FIELDS = ("segment_lengths", "radius", "density", "young_modulus", "poisson_ratio", "damping",
@@ -144,30 +144,31 @@ class TendonReaching(SoroEnv):
     def command(self, model, ps, action):
         return tensions_from_action(action, self.config.max_tension)
 
-    def observe(self, model, ps):
-        tip, tip_vel = tip_position_velocity(model, ps.q, ps.qd)
-        goal = ps.task["goal"]
-        parts = [ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u]
-        if self.config.goal_orientation:
-            parts += [tip_axis(model, ps.q), ps.task["goal_axis"]]
-        return jnp.concatenate(parts)
-
-    def _terms(self, model, ps):
+    def outputs(self, model, prev, ps, action):
+        # tip kinematics once per step, shared by the observation, reward and metrics
         c = self.config
-        d, terms = reaching_terms(model, ps, c.success_radius, c.max_tension)
+        pose, tip_vel = tip_kinematics(model, ps.q, ps.qd)
+        tip, goal = pose[:3, 3], ps.task["goal"]
+        d, terms = reaching_terms(tip, goal, ps.u, c.success_radius, c.max_tension)
+        parts = [ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u]
         angle = jnp.zeros_like(d)
         if c.goal_orientation:
-            angle = axis_angle_between(tip_axis(model, ps.q), ps.task["goal_axis"])
+            axis = axis_of_pose(pose)
+            angle = axis_angle_between(axis, ps.task["goal_axis"])
             terms["success"] = terms["success"] * (angle < np.deg2rad(c.success_angle_deg)).astype(d.dtype)
+            parts += [axis, ps.task["goal_axis"]]
         terms["orientation"] = -angle
-        return d, angle, terms
+        metrics = {"goal_distance": d, "goal_angle": angle, "success": terms["success"]}
+        return jnp.concatenate(parts), terms, metrics, {}
+
+    def observe(self, model, ps):
+        return self.outputs(model, None, ps, None)[0]
 
     def reward_terms(self, model, prev, ps, action):
-        return self._terms(model, ps)[2]
+        return self.outputs(model, prev, ps, action)[1]
 
     def task_metrics(self, model, ps):
-        d, angle, terms = self._terms(model, ps)
-        return {"goal_distance": d, "goal_angle": angle, "success": terms["success"]}
+        return self.outputs(model, None, ps, None)[2]
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)

@@ -235,22 +235,22 @@ class TendonTracking(SoroEnv):
         c = self.config
         return increment_tendon_forces(ps.u, action, c.tendon_force_increment, c.max_tendon_force)
 
-    def observe(self, model, ps):
+    def outputs(self, model, prev, ps, action):
+        # tip kinematics once per step, shared by the observation, reward and metrics
         tip, tip_vel = self._tip(model, ps)
         target, target_vel = self._target(ps)
-        return tracking_observation(tip, tip_vel, ps.u, target, target_vel)
+        terms, d = tracking_reward_terms(tip, tip_vel, target, target_vel, self.config.success_radius)
+        metrics = {"tracking_error": d, "success": terms["success"], "tendon_force_mean": jnp.mean(ps.u)}
+        return tracking_observation(tip, tip_vel, ps.u, target, target_vel), terms, metrics, {}
+
+    def observe(self, model, ps):
+        return self.outputs(model, None, ps, None)[0]
 
     def reward_terms(self, model, prev, ps, action):
-        tip, tip_vel = self._tip(model, ps)
-        target, target_vel = self._target(ps)
-        return tracking_reward_terms(tip, tip_vel, target, target_vel, self.config.success_radius)[0]
+        return self.outputs(model, prev, ps, action)[1]
 
     def task_metrics(self, model, ps):
-        tip, tip_vel = self._tip(model, ps)
-        target, target_vel = self._target(ps)
-        d = jnp.linalg.norm(tip - target)
-        return {"tracking_error": d, "success": (d < self.config.success_radius).astype(jnp.float32),
-                "tendon_force_mean": jnp.mean(ps.u)}
+        return self.outputs(model, None, ps, None)[2]
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)

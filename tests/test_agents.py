@@ -13,7 +13,7 @@ import sorogym
 from sorogym.actuation import GeneralizedActuation
 from sorogym.agents import cli
 from sorogym.agents import checkpoint as ckpt
-from sorogym.agents.config import RunConfig, build_config, load_config, parse_overrides
+from sorogym.agents.config import build_config, load_config, parse_overrides
 from sorogym.agents.evaluate import evaluate_policy
 from sorogym.env import SoroEnv
 from sorogym.models import PlanarPCS, RodParams

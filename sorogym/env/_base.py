@@ -177,11 +177,12 @@ class SoroEnv(Env, abc.ABC):
             task=task, rng=key_next, steps=jnp.zeros((), jnp.int32),
         )
         zero = jnp.zeros((), jnp.float32)
+        obs, _, task_metrics, task_info = self.outputs(model, None, ps, None)
         metrics = {f"reward/{k}": zero for k in self._scale_names}
-        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_metrics(model, ps).items()})
+        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in task_metrics.items()})
         info = {"nonfinite": zero}
-        info.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_info(model, ps, None).items()})
-        obs = self._clean_obs(self.observe(model, ps))
+        info.update({k: jnp.asarray(v, jnp.float32) for k, v in task_info.items()})
+        obs = self._clean_obs(obs)
         return State(pipeline_state=ps, obs=obs, reward=zero, done=zero, metrics=metrics, info=info)
 
     def step(self, state: State, action: Array) -> State:
@@ -197,7 +198,7 @@ class SoroEnv(Env, abc.ABC):
         rng, key_task = jax.random.split(ps.rng)
         moved = ps.replace(t=ps.t + self.control_dt, q=y1[:n], qd=y1[n:], u=u, rng=rng, steps=ps.steps + 1)
         moved = moved.replace(task=self.advance_task(key_task, model, moved))
-        terms = self.reward_terms(model, ps, moved, action)
+        obs, terms, task_metrics, task_info = self.outputs(model, ps, moved, action)
         if set(terms) != set(self._scale_names):
             raise KeyError(f"reward terms {sorted(terms)} do not match reward.scales {sorted(self._scale_names)}")
         scaled = {k: jnp.asarray(self._scales[k] * terms[k], jnp.float32) for k in self._scale_names}
@@ -206,11 +207,11 @@ class SoroEnv(Env, abc.ABC):
         done = jnp.logical_or(diverged, self.terminated(model, moved))
         metrics = dict(state.metrics)  # keep keys added by wrappers (brax's eval adds "reward")
         metrics.update({f"reward/{k}": v for k, v in scaled.items()})
-        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_metrics(model, moved).items()})
+        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in task_metrics.items()})
         info = dict(state.info)
         info["nonfinite"] = diverged.astype(jnp.float32)
-        info.update({k: jnp.asarray(v, jnp.float32) for k, v in self.task_info(model, moved, ps).items()})
-        obs = self._clean_obs(self.observe(model, moved))
+        info.update({k: jnp.asarray(v, jnp.float32) for k, v in task_info.items()})
+        obs = self._clean_obs(obs)
         return state.replace(
             pipeline_state=moved, obs=obs, reward=reward, done=done.astype(jnp.float32), metrics=metrics, info=info
         )
@@ -285,6 +286,16 @@ class SoroEnv(Env, abc.ABC):
     def advance_task(self, key: Array, model: SoftRobot, ps: PhysicsState) -> Any:
         """Task state after a control period (``ps`` already holds the new physics)."""
         return ps.task
+
+    def outputs(self, model: SoftRobot, prev: PhysicsState | None, ps: PhysicsState, action: Array | None):
+        """``(observation, reward terms, task metrics, task info)`` of the state ``ps``
+        reached from ``prev`` under ``action`` (at reset ``prev`` and ``action`` are ``None``
+        and the reward terms are not used). The default calls :meth:`observe`,
+        :meth:`reward_terms`, :meth:`task_metrics` and :meth:`task_info`; envs whose hooks
+        share costly quantities (tip kinematics, contact) override it to compute them once,
+        which keeps tracing and compilation short."""
+        terms = None if prev is None else self.reward_terms(model, prev, ps, action)
+        return self.observe(model, ps), terms, self.task_metrics(model, ps), self.task_info(model, ps, prev)
 
     @abc.abstractmethod
     def observe(self, model: SoftRobot, ps: PhysicsState) -> Array:

@@ -39,6 +39,11 @@ class SoftRobot(eqx.Module):
     def jacobian(self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial") -> Array:
         """Twist Jacobian ``(d, n)`` at ``s`` (``frame``: ``"inertial"`` or ``"body"``)."""
 
+    def pose_and_jacobian(self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial") -> tuple[Array, Array]:
+        """``(forward_kinematics(q, s), jacobian(q, s, frame))``; models override it with a
+        single kinematics pass."""
+        return self.forward_kinematics(q, s), self.jacobian(q, s, frame)
+
     @abc.abstractmethod
     def jacobian_and_time_derivative(
         self, q: Float[Array, " n"], qd: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial"

@@ -236,6 +236,12 @@ class _PCSRod(SoftRobot):
         ``[omega, pdot]`` (angular first), ``"body"`` the cross-section-frame twist."""
         return self._to_frame(self._frames(q, jnp.zeros_like(q), s, False), frame)[..., 0]
 
+    def pose_and_jacobian(self, q: Float[Array, " n"], s, frame: str = "inertial") -> tuple[Array, Array]:
+        """``(forward_kinematics(q, s), jacobian(q, s, frame))`` from one kinematics pass
+        (cheaper than the two calls, in tracing and at run time)."""
+        f = self._frames(q, jnp.zeros_like(q), s, False)
+        return self.ops.pose_matrix(f.R[..., 0], f.p[:, 0]), self._to_frame(f, frame)[..., 0]
+
     def jacobian_batched(self, q: Float[Array, " n"], s_ps, frame: str = "inertial") -> Array:
         """Jacobians ``(p, d, n)`` at the arc lengths ``s_ps``."""
         J = self._to_frame(self._frames(q, jnp.zeros_like(q), s_ps, False), frame)
