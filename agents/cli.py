@@ -17,6 +17,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 
@@ -64,13 +65,14 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
     bar = tqdm(total=total, unit="step", unit_scale=True, desc=f"{env.name} {config.algo}", disable=quiet,
                dynamic_ncols=True)
     rate = Throughput()
+    t0 = time.perf_counter()
 
     def on_progress(step: int, metrics: dict):
         row = progress_row(metrics, env.max_episode_steps) if config.algo == "ppo" else dict(metrics)
         sps = rate(step)
         if sps is not None:
             row["env_steps_per_s"] = sps
-        row["wall_s"] = bar.format_dict["elapsed"]
+        row["wall_s"] = time.perf_counter() - t0
         row = logger.log(step, row)
         bar.update(max(step - bar.n, 0))
         shown = {"return": row.get("return_mean"), "success": row.get("success"), "steps/s": row.get("env_steps_per_s")}
@@ -85,7 +87,7 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
 
             model, step = train_sb3(config, env, run_dir, on_progress, resume_from=resume)
             policy, jax_policy = sb3_policy(model, config.eval.deterministic), False
-        train_wall = bar.format_dict["elapsed"]
+        train_wall = time.perf_counter() - t0
         bar.close()
         result = evaluate_policy(env, policy, config.eval.num_episodes, seed=config.seed + 10_000,
                                  jax_policy=jax_policy)

@@ -45,7 +45,7 @@ class PPOConfig:
     num_updates_per_batch: int = 4
     learning_rate: float = 3e-4
     entropy_cost: float = 1e-3
-    discounting: float = 0.97
+    discounting: float = 0.9
     gae_lambda: float = 0.95
     clipping_epsilon: float = 0.2
     reward_scaling: float = 1.0

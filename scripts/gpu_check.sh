@@ -9,7 +9,9 @@
 #
 # Writes to $OUT (default results/gpu): nvidia-smi.txt, jax_devices.txt and
 # envs_gpu.json / envs_gpu.md from scripts/bench_envs.py (the JSON's "device" entry names
-# the JAX backend and device kind, so the numbers are labelled with the hardware).
+# the JAX backend and device kind, so the numbers are labelled with the hardware), and a PPO
+# training run on TendonTracking (tendon_tracking_ppo/: metrics.csv with wall time per
+# progress point, eval.json, curve.png, the checkpoint).
 set -euo pipefail
 
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -21,3 +23,11 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (exit $?)" >>
 
 "$PYTHON" scripts/bench_envs.py --device-tag gpu --num-envs 1 64 256 1024 4096 16384 65536 \
     --skip-accuracy --out "$OUT"
+
+# Time to 90 % step-wise success on TendonTracking with brax PPO on the GPU: the default
+# config with more parallel envs (the trainer uses every local device through brax's pmap).
+# Progress points every ~0.4M steps record wall time and success in metrics.csv.
+"$PYTHON" -m sorogym train configs/ppo/tendon_tracking.yaml ppo.num_envs=2048 ppo.batch_size=512 \
+    ppo.num_minibatches=8 ppo.num_timesteps=8000000 ppo.num_evals=21 logging.wandb=disabled \
+    "logging.output_root=$OUT/runs" --run-id gpu-ppo --export "$OUT/tendon_tracking_ppo" --quiet \
+    2>&1 | tail -n 20 | tee "$OUT/train_ppo.txt"

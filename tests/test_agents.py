@@ -260,3 +260,12 @@ def test_sb3_baseline_trains_checkpoints_and_evaluates(tmp_path):
     again = cli.evaluate(str(run_dir), episodes=4, seed=10_000)
     assert again["return_mean"] == pytest.approx(result["return_mean"], rel=1e-5)
     assert len(list((run_dir / "checkpoints").glob("step_*"))) >= 2
+
+
+def test_committed_checkpoint_reproduces_its_evaluation():
+    """``sorogym evaluate`` on the committed main-job checkpoint gives the committed figures."""
+    published = json.loads(open("results/tendon_tracking/ppo/eval.json").read())
+    again = cli.evaluate("results/tendon_tracking/ppo/checkpoint", episodes=published["num_episodes"], seed=10_000)
+    assert again["success"] == pytest.approx(published["success"], abs=2e-3)
+    assert again["tracking_error"] == pytest.approx(published["tracking_error"], rel=2e-3)
+    assert published["success"] >= 0.90 and published["tracking_error"] <= 6.19e-3
