@@ -1,4 +1,14 @@
-"""Training and evaluation (installed as ``sorogym.agents``)."""
+"""Training and evaluation (installed as ``sorogym.agents``).
+
+* :mod:`~sorogym.agents.config`: YAML run configs, dotted overrides, validation;
+* :mod:`~sorogym.agents.ppo`: brax PPO through the training wrapper;
+* :mod:`~sorogym.agents.sb3`: the Stable-Baselines3 PPO baseline;
+* :mod:`~sorogym.agents.evaluate`: parallel-episode evaluation of any policy;
+* :mod:`~sorogym.agents.checkpoint`: msgpack + JSON checkpoints;
+* :mod:`~sorogym.agents.runlog`: run folders, CSV/JSON/wandb logging, learning curves;
+* :mod:`~sorogym.agents.video`: rollout GIFs; :mod:`~sorogym.agents.sweep`: sweeps;
+* :mod:`~sorogym.agents.cli`: the ``sorogym`` command.
+"""
 
 from ._compat import brax_needs_compat, install_brax_compat
 

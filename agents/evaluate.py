@@ -61,7 +61,10 @@ def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 
     key_reset, key_act = jax.random.split(jax.random.PRNGKey(seed))
     keys = jax.random.split(key_reset, num_episodes)
 
+    has_cost = []  # set while tracing: whether the env reports info["cost"]
+
     def record(state, alive):
+        has_cost.append("cost" in state.info)
         cost = state.info.get("cost", jnp.zeros_like(state.reward))
         return state.reward, alive, state.metrics, cost
 
@@ -97,8 +100,7 @@ def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 
         alive = np.stack([r[1] for r in rows])
         metrics = {k: np.stack([r[2][k] for r in rows]) for k in rows[0][2]}
         costs = np.stack([r[3] for r in rows])
-    has_cost = "cost" in jax.eval_shape(env.reset, jax.random.PRNGKey(0)).info
-    return _summaries(rewards, alive, metrics, costs if has_cost else None)
+    return _summaries(rewards, alive, metrics, costs if has_cost[-1] else None)
 
 
 def ppo_policy(params, networks, deterministic: bool = True) -> Callable:

@@ -54,9 +54,18 @@ def _wandb_offline(tmp_path_factory):
 
 
 def test_config_files_load_and_validate():
-    for path in ("configs/ppo/tendon_tracking.yaml", "configs/sb3/tendon_tracking.yaml"):
+    import glob
+
+    from sorogym.agents.sweep import load_sweep
+
+    paths = sorted(glob.glob("configs/ppo/*.yaml") + glob.glob("configs/sb3/*.yaml"))
+    assert len(paths) >= 4
+    for path in paths:
         config = load_config(path)
         assert config.env in sorogym.registry()
+    for path in sorted(glob.glob("configs/sweeps/*.yaml")):
+        spec = load_sweep(path)
+        load_config(spec["base"], {k: (p["values"][0] if "values" in p else p["value"]) for k, p in spec["parameters"].items()})
     c = load_config("configs/ppo/tendon_tracking.yaml", ["ppo.learning_rate=1e-3", "env.max_tendon_force=20", "seed=3"])
     assert c.ppo.learning_rate == 1e-3 and c.env_overrides == {"max_tendon_force": 20} and c.seed == 3
 
