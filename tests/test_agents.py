@@ -29,16 +29,6 @@ TINY = {
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _compilation_cache(tmp_path_factory):
-    """The CLI tests train the same tiny graphs several times (train, resume, sweep points
-    differing only in the seed): a persistent compilation cache compiles each once."""
-    previous = jax.config.jax_compilation_cache_dir
-    jax.config.update("jax_compilation_cache_dir", str(tmp_path_factory.mktemp("xla-cache")))
-    yield
-    jax.config.update("jax_compilation_cache_dir", previous)
-
-
-@pytest.fixture(autouse=True, scope="module")
 def _wandb_offline(tmp_path_factory):
     home = tmp_path_factory.mktemp("wandb")
     with pytest.MonkeyPatch.context() as mp:
@@ -161,21 +151,29 @@ def test_export_copies_results_and_checkpoint(tiny_run, tmp_path):
     assert ckpt.load_meta(dest / "checkpoint")["algo"] == "ppo"
 
 
+TINY_SB3 = {
+    "env.episode_length_s": 0.4, "sb3_ppo.total_timesteps": 128, "sb3_ppo.n_envs": 4, "sb3_ppo.n_steps": 16,
+    "sb3_ppo.batch_size": 32, "sb3_ppo.n_epochs": 1, "sb3_ppo.num_checkpoints": 2, "eval.num_episodes": 4,
+}
+
+
 def test_sweep_runner_on_a_two_point_grid(tmp_path):
+    # SB3 runs are the cheapest to compile; the runner is the same for every algorithm.
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(
-        "base: configs/ppo/tendon_tracking.yaml\nname: tiny\nmethod: grid\n"
+        "base: configs/sb3/tendon_tracking.yaml\nname: tiny\nmethod: grid\n"
         "metric: {name: eval/return_mean, goal: maximize}\n"
-        "parameters:\n  seed: {values: [1, 2]}\n  ppo.entropy_cost: {value: 0.001}\n"
+        "parameters:\n  sb3_ppo.learning_rate: {values: [0.0001, 0.001]}\n  seed: {value: 1}\n"
     )
-    overrides = [f"{k}={json.dumps(v)}" for k, v in TINY.items()]
+    overrides = [f"{k}={json.dumps(v)}" for k, v in TINY_SB3.items()]
     overrides += [f"logging.output_root={tmp_path / 'runs'}", "logging.video=false", "logging.wandb=disabled"]
     assert cli.main(["sweep", str(sweep)] + overrides) == 0
     summaries = list((tmp_path / "runs" / "sweeps").glob("tiny-*/summary.csv"))
     assert len(summaries) == 1
     lines = summaries[0].read_text().strip().splitlines()
-    assert len(lines) == 3 and lines[0].startswith("seed,ppo.entropy_cost,eval/return_mean")
+    assert len(lines) == 3 and lines[0].startswith("sb3_ppo.learning_rate,seed,eval/return_mean")
     assert all(line.split(",")[2] not in ("", "None") for line in lines[1:])
+    assert (summaries[0].parent / "summary.md").exists() and (summaries[0].parent / "summary.png").exists()
 
 
 # -- learning ------------------------------------------------------------------------------
@@ -257,12 +255,8 @@ def test_brax_ppo_learns_the_toy_task(tmp_path):
 
 
 def test_sb3_baseline_trains_checkpoints_and_evaluates(tmp_path):
-    overrides = {
-        "algo": "sb3_ppo", "env.episode_length_s": 0.4, "sb3_ppo.total_timesteps": 128, "sb3_ppo.n_envs": 4,
-        "sb3_ppo.n_steps": 16, "sb3_ppo.batch_size": 32, "sb3_ppo.n_epochs": 1, "sb3_ppo.num_checkpoints": 2,
-        "eval.num_episodes": 4, "logging.video": False, "logging.wandb": "disabled",
-        "logging.output_root": str(tmp_path),
-    }
+    overrides = {**TINY_SB3, "algo": "sb3_ppo", "logging.video": False, "logging.wandb": "disabled",
+                 "logging.output_root": str(tmp_path)}
     run_dir = cli.train(build_config({}, overrides), run_id="sb3", quiet=True)
     result = json.loads((run_dir / "eval.json").read_text())
     assert result["algo"] == "sb3_ppo" and result["env_steps"] >= 128 and np.isfinite(result["return_mean"])
