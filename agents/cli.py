@@ -41,8 +41,8 @@ def _policy_from_checkpoint(path, deterministic: bool = True):
     if meta["algo"] == "sb3_ppo":
         from .sb3 import load_sb3, sb3_policy
 
-        model, meta = load_sb3(path)
-        return env, sb3_policy(model, deterministic), False, meta
+        model, meta, normalizer = load_sb3(path)
+        return env, sb3_policy(model, deterministic, normalizer), False, meta
     raise ValueError(f"{path}: unknown checkpoint algo {meta['algo']!r}")
 
 
@@ -83,10 +83,10 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
             params, nets, step = train_ppo(config, env, run_dir, on_progress, resume_from=resume)
             policy, jax_policy = ppo_policy(params, nets, config.eval.deterministic), True
         else:
-            from .sb3 import sb3_policy, train_sb3
+            from .sb3 import sb3_policy, train_sb3, training_normalizer
 
             model, step = train_sb3(config, env, run_dir, on_progress, resume_from=resume)
-            policy, jax_policy = sb3_policy(model, config.eval.deterministic), False
+            policy, jax_policy = sb3_policy(model, config.eval.deterministic, training_normalizer(model)), False
         train_wall = time.perf_counter() - t0
         bar.close()
         result = evaluate_policy(env, policy, config.eval.num_episodes, seed=config.seed + 10_000,

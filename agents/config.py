@@ -74,6 +74,7 @@ class SB3PPOConfig:
     clip_range: float = 0.2
     ent_coef: float = 0.0
     net_arch: tuple[int, ...] = (64, 64)
+    normalize: bool = True  # VecNormalize: running observation and return normalisation
     num_checkpoints: int = 5  # checkpoints (and progress points) over the run
 
 

@@ -1,9 +1,12 @@
 """CPU baseline: Stable-Baselines3 PPO on the batched env through
 :class:`sorogym.env.SB3VecEnv`, with the same config, run folder and logging as brax PPO.
 
-Checkpoints are SB3's own ``sb3_model.zip`` in ``checkpoints/step_<n>/`` next to our
-``meta.json``; evaluation runs the torch policy on the host against the jitted batched env
-(:func:`sorogym.agents.evaluate.evaluate_policy` with ``jax_policy=False``).
+With ``sb3_ppo.normalize`` (default) the env is wrapped in SB3's ``VecNormalize``
+(running observation and return normalisation, as RL Zoo tunes PPO for continuous control).
+Checkpoints are SB3's own ``sb3_model.zip`` (plus ``vecnormalize.pkl``) in
+``checkpoints/step_<n>/`` next to our ``meta.json``; evaluation runs the torch policy on the
+host against the jitted batched env (:func:`sorogym.agents.evaluate.evaluate_policy` with
+``jax_policy=False``), normalising observations with the saved statistics.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from . import checkpoint as ckpt
 from .config import RunConfig
 
 MODEL_FILE = "sb3_model.zip"
+NORMALIZER_FILE = "vecnormalize.pkl"
 
 
 def _meta(config: RunConfig, env) -> dict:
@@ -24,32 +28,63 @@ def _meta(config: RunConfig, env) -> dict:
 
 
 def save_sb3(root: Path, step: int, model, meta: dict) -> Path:
+    from stable_baselines3.common.vec_env import VecNormalize
+
     out = ckpt.step_dir(root, step)
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / MODEL_FILE)
+    if isinstance(model.get_env(), VecNormalize):
+        model.get_env().save(out / NORMALIZER_FILE)
     (out / ckpt.META).write_text(json.dumps({**meta, "step": int(step)}, indent=2))
     return out
 
 
 def load_sb3(path):
+    """``(model, meta, normalizer)``; ``normalizer`` is the saved ``VecNormalize`` (without
+    its env, ``training`` off) or None."""
+    import pickle
+
     from stable_baselines3 import PPO
 
     found = ckpt.resolve(path)
     meta = ckpt.load_meta(found)
     if meta.get("algo") != "sb3_ppo":
         raise ValueError(f"{found}: a {meta.get('algo')!r} checkpoint, not an SB3 one")
-    return PPO.load(found / MODEL_FILE, device="cpu"), meta
+    normalizer = None
+    if (found / NORMALIZER_FILE).exists():
+        with open(found / NORMALIZER_FILE, "rb") as f:
+            normalizer = pickle.load(f)
+        normalizer.training = False
+    return PPO.load(found / MODEL_FILE, device="cpu"), meta, normalizer
 
 
-def sb3_policy(model, deterministic: bool = True) -> Callable:
-    """Host policy ``(obs (B, o) numpy, key) -> (actions (B, a), {})`` for evaluation."""
+def sb3_policy(model, deterministic: bool = True, normalizer=None) -> Callable:
+    """Host policy ``(obs (B, o) numpy, key) -> (actions (B, a), {})`` for evaluation;
+    ``normalizer`` (a ``VecNormalize``) normalises the observations first."""
     import numpy as np
 
     def act(obs, key):
-        action, _ = model.predict(np.asarray(obs), deterministic=deterministic)
+        obs = np.asarray(obs)
+        if normalizer is not None:
+            obs = normalizer.normalize_obs(obs)
+        action, _ = model.predict(obs, deterministic=deterministic)
         return np.clip(action, -1.0, 1.0), {}
 
     return act
+
+
+def training_normalizer(model):
+    """The ``VecNormalize`` a model trains through (``training`` off), or None."""
+    import copy
+
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    env = model.get_env()
+    if not isinstance(env, VecNormalize):
+        return None
+    frozen = copy.copy(env)
+    frozen.training = False
+    return frozen
 
 
 def train_sb3(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int, dict], None],
@@ -59,6 +94,7 @@ def train_sb3(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int,
     import numpy as np
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecNormalize
 
     from sorogym.env import SB3VecEnv
 
@@ -92,12 +128,18 @@ def train_sb3(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int,
             on_progress(self.num_timesteps, row)
 
     if resume_from is not None:
-        model, old = load_sb3(resume_from)
+        model, old, normalizer = load_sb3(resume_from)
         if old["env"] != env.name:
             raise ValueError(f"resume: checkpoint is for {old['env']}, the config trains {env.name}")
+        if normalizer is not None:
+            normalizer.set_venv(venv)
+            normalizer.training = True
+            venv = normalizer
         model.set_env(venv)
         model.num_timesteps = int(old["step"])
     else:
+        if s.normalize:
+            venv = VecNormalize(venv, norm_obs=True, norm_reward=True, gamma=s.gamma)
         model = PPO("MlpPolicy", venv, n_steps=s.n_steps, batch_size=s.batch_size, n_epochs=s.n_epochs,
                     learning_rate=s.learning_rate, gamma=s.gamma, gae_lambda=s.gae_lambda, clip_range=s.clip_range,
                     ent_coef=s.ent_coef, policy_kwargs={"net_arch": list(s.net_arch)}, seed=config.seed,

@@ -263,6 +263,7 @@ def test_sb3_baseline_trains_checkpoints_and_evaluates(tmp_path):
     again = cli.evaluate(str(run_dir), episodes=4, seed=10_000)
     assert again["return_mean"] == pytest.approx(result["return_mean"], rel=1e-5)
     assert len(list((run_dir / "checkpoints").glob("step_*"))) >= 2
+    assert (ckpt.latest(run_dir / "checkpoints") / "vecnormalize.pkl").exists()
 
 
 def test_committed_checkpoint_reproduces_its_evaluation():
