@@ -144,9 +144,9 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
     if annotation is float:
         if isinstance(value, str):  # YAML 1.1 reads "1e-3" (no dot) as a string
             try:
-                value = float(value)
+                return float(value)
             except ValueError:
-                pass
+                raise ValueError(f"{key}: expected a number, got {value!r}") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{key}: expected a number, got {value!r}")
         return float(value)

@@ -72,14 +72,10 @@ class RunLogger:
 
         import sorogym
 
-        meta = {"git_revision": git_revision(Path(__file__).parent), "sorogym_version": sorogym.__version__}
-        try:
-            import jax
+        import jax
 
-            meta["jax_version"] = jax.__version__
-            meta["backend"] = jax.default_backend()
-        except Exception:  # pragma: no cover - jax is a core dependency
-            pass
+        meta = {"git_revision": git_revision(Path(__file__).parent), "sorogym_version": sorogym.__version__,
+                "jax_version": jax.__version__, "backend": jax.default_backend()}
         text = yaml.safe_dump({**config_dict, "run": meta}, sort_keys=False)
         (self.run_dir / "config.yaml").write_text(text)
 

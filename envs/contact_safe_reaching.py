@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.contact import contact_generalized_force
-from sorogym.env import SoroEnv, register
+from sorogym.env import FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
@@ -112,7 +112,7 @@ def default_config() -> Config:
 
 
 @register
-class ContactSafeReaching(SoroEnv):
+class ContactSafeReaching(FusedOutputs, SoroEnv):
     __doc__ = __doc__
     name = "ContactSafeReaching-v0"
     info_keys = ("cost",)
@@ -189,22 +189,9 @@ class ContactSafeReaching(SoroEnv):
         metrics = {"goal_distance": d, "success": terms["success"], "peak_contact_force": peak}
         return obs, terms, metrics, {"cost": excess}
 
-    def observe(self, model, ps):
-        return self.outputs(model, None, ps, None)[0]
-
-    def reward_terms(self, model, prev, ps, action):
-        return self.outputs(model, prev, ps, action)[1]
-
-    def task_metrics(self, model, ps):
-        return self.outputs(model, None, ps, None)[2]
-
-    def task_info(self, model, ps, prev):
-        return self.outputs(model, prev, ps, None)[3]
-
     def render_scene(self, ps):
         scene = super().render_scene(ps)
         scene["markers"].append(("goal", np.asarray(ps.task["goal"]), "tab:green"))
         scene["spheres"] = [(np.asarray(c), float(r)) for c, r in zip(ps.task["centers"], ps.task["radii"])]
         scene["bounds"] = ((-0.1, 0.2), (-0.1, 0.2), (0.0, 0.35))
-        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
         return scene

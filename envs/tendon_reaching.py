@@ -40,7 +40,7 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.env import SoroEnv, register
+from sorogym.env import FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
@@ -109,7 +109,7 @@ def default_config() -> Config:
 
 
 @register
-class TendonReaching(SoroEnv):
+class TendonReaching(FusedOutputs, SoroEnv):
     __doc__ = __doc__
     name = "TendonReaching-v0"
 
@@ -161,15 +161,6 @@ class TendonReaching(SoroEnv):
         metrics = {"goal_distance": d, "goal_angle": angle, "success": terms["success"]}
         return jnp.concatenate(parts), terms, metrics, {}
 
-    def observe(self, model, ps):
-        return self.outputs(model, None, ps, None)[0]
-
-    def reward_terms(self, model, prev, ps, action):
-        return self.outputs(model, prev, ps, action)[1]
-
-    def task_metrics(self, model, ps):
-        return self.outputs(model, None, ps, None)[2]
-
     def render_scene(self, ps):
         scene = super().render_scene(ps)
         scene["markers"].append(("goal", np.asarray(ps.task["goal"]), "tab:green"))
@@ -178,5 +169,4 @@ class TendonReaching(SoroEnv):
                 (np.asarray(ps.task["goal"]), 0.03 * np.asarray(ps.task["goal_axis"]), "tab:green"))
         half = 1.1 * sum(self.config.segment_lengths)
         scene["bounds"] = ((-half / 2, half / 2), (-half / 2, half / 2), (-half, 0.0))
-        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
         return scene

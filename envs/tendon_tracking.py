@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.actuation import Tendons
-from sorogym.env import PhysicsState, SoroEnv, register
+from sorogym.env import FusedOutputs, PhysicsState, SoroEnv, register
 from sorogym.models import PCS, RodParams
 
 from ._common import tip_position_velocity
@@ -184,7 +184,7 @@ def increment_tendon_forces(u, action, increment, max_force):
 
 
 @register
-class TendonTracking(SoroEnv):
+class TendonTracking(FusedOutputs, SoroEnv):
     __doc__ = __doc__
     name = "TendonTracking-v0"
 
@@ -243,15 +243,6 @@ class TendonTracking(SoroEnv):
         metrics = {"tracking_error": d, "success": terms["success"], "tendon_force_mean": jnp.mean(ps.u)}
         return tracking_observation(tip, tip_vel, ps.u, target, target_vel), terms, metrics, {}
 
-    def observe(self, model, ps):
-        return self.outputs(model, None, ps, None)[0]
-
-    def reward_terms(self, model, prev, ps, action):
-        return self.outputs(model, prev, ps, action)[1]
-
-    def task_metrics(self, model, ps):
-        return self.outputs(model, None, ps, None)[2]
-
     def render_scene(self, ps):
         scene = super().render_scene(ps)
         k = min(int(ps.steps), ps.task["path"].shape[0] - 1)
@@ -259,5 +250,4 @@ class TendonTracking(SoroEnv):
         c, R = np.asarray(self.config.target.center), self.config.target.radius
         half = max(R, 0.5 * self.config.length) * 1.4
         scene["bounds"] = ((c[0] - half, c[0] + half), (c[1] - half, c[1] + half), (0.0, 2 * half))
-        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
         return scene

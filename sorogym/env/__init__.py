@@ -8,7 +8,7 @@
   (Stable-Baselines3) faces over the same JAX env.
 """
 
-from ._base import PhysicsState, SoroEnv
+from ._base import FusedOutputs, PhysicsState, SoroEnv
 from ._config import config_to_dict, flatten_config, replace_config
 from ._registry import canonical_name, env_class, gym_id, make, register, register_everywhere, registry
 from ._wrappers import FullResetWrapper, wrap_for_training
@@ -28,7 +28,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
+    "FusedOutputs", "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
     "canonical_name", "env_class", "wrap_for_training", "FullResetWrapper", "replace_config",
     "config_to_dict", "flatten_config", "GymEnv", "GymVectorEnv", "SB3VecEnv",
 ]

@@ -293,7 +293,8 @@ class SoroEnv(Env, abc.ABC):
         and the reward terms are not used). The default calls :meth:`observe`,
         :meth:`reward_terms`, :meth:`task_metrics` and :meth:`task_info`; envs whose hooks
         share costly quantities (tip kinematics, contact) override it to compute them once,
-        which keeps tracing and compilation short."""
+        which keeps tracing and compilation short, and inherit :class:`FusedOutputs` so the
+        single-output hooks read from it."""
         terms = None if prev is None else self.reward_terms(model, prev, ps, action)
         return self.observe(model, ps), terms, self.task_metrics(model, ps), self.task_info(model, ps, prev)
 
@@ -325,4 +326,24 @@ class SoroEnv(Env, abc.ABC):
         from ..render import scene_of_rod
 
         model = self._model_for(ps.params)
-        return scene_of_rod(model, np.asarray(ps.q))
+        scene = scene_of_rod(model, np.asarray(ps.q))
+        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
+        return scene
+
+
+class FusedOutputs:
+    """Mixin for envs that override :meth:`SoroEnv.outputs`: the single-output hooks
+    (``observe``, ``reward_terms``, ``task_metrics``, ``task_info``) read from it, so a
+    task's outputs are written once. Put it before :class:`SoroEnv` in the bases."""
+
+    def observe(self, model, ps):
+        return self.outputs(model, None, ps, None)[0]
+
+    def reward_terms(self, model, prev, ps, action):
+        return self.outputs(model, prev, ps, action)[1]
+
+    def task_metrics(self, model, ps):
+        return self.outputs(model, None, ps, None)[2]
+
+    def task_info(self, model, ps, prev):
+        return self.outputs(model, prev, ps, None)[3]
