@@ -13,3 +13,15 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "standard")
+
+
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _torch_stays_out_of_the_test_process():
+    """torch must not load in a pytest worker (see ``tests/_isolated.py``)."""
+    yield
+    assert "torch" not in sys.modules, "this test loaded torch in the pytest process; run its body with run_isolated"

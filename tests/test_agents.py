@@ -18,6 +18,8 @@ from sorogym.agents.evaluate import evaluate_policy
 from sorogym.env import SoroEnv
 from sorogym.models import PlanarPCS, RodParams
 
+from _isolated import run_isolated
+
 # A tiny PPO budget: 2 progress points, 8 envs, episodes of 6 steps.
 TINY = {
     "env.episode_length_s": 0.4,
@@ -159,6 +161,13 @@ TINY_SB3 = {
 
 def test_sweep_runner_on_a_two_point_grid(tmp_path):
     # SB3 runs are the cheapest to compile; the runner is the same for every algorithm.
+    run_isolated(_sweep_body, str(tmp_path))
+
+
+def _sweep_body(tmp):
+    import pathlib
+
+    tmp_path = pathlib.Path(tmp)
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(
         "base: configs/sb3/tendon_tracking.yaml\nname: tiny\nmethod: grid\n"
@@ -255,6 +264,10 @@ def test_brax_ppo_learns_the_toy_task(tmp_path):
 
 
 def test_sb3_baseline_trains_checkpoints_and_evaluates(tmp_path):
+    run_isolated(_sb3_baseline_body, str(tmp_path))
+
+
+def _sb3_baseline_body(tmp_path):
     overrides = {**TINY_SB3, "algo": "sb3_ppo", "logging.video": False, "logging.wandb": "disabled",
                  "logging.output_root": str(tmp_path)}
     run_dir = cli.train(build_config({}, overrides), run_id="sb3", quiet=True)

@@ -1,5 +1,7 @@
 """Layer 6: the Gymnasium, vector, SB3 and brax faces, each driven by its real consumer."""
 
+import importlib.util
+
 import gymnasium
 import jax
 import numpy as np
@@ -7,7 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import sorogym
-from sorogym.env import GymVectorEnv, SB3VecEnv
+from sorogym.env import GymVectorEnv
+
+from _isolated import run_isolated
 
 NAMES = sorogym.registry()
 
@@ -56,8 +60,16 @@ def test_vector_env_same_step_autoreset_with_final_obs():
     assert not trunc.any() and "final_obs" not in infos
 
 
+@pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None, reason="stable-baselines3 not installed")
 def test_sb3_vecenv_infos_and_short_ppo_run():
-    sb3 = pytest.importorskip("stable_baselines3")
+    run_isolated(_sb3_vecenv_body)
+
+
+def _sb3_vecenv_body():
+    import stable_baselines3 as sb3
+
+    from sorogym.env import SB3VecEnv
+
     venv = SB3VecEnv("TendonTracking-v0", num_envs=4, episode_length=5, seed=1)
     obs = venv.reset()
     assert obs.shape == (4, 16)

@@ -1,0 +1,45 @@
+"""Run a test body in a fresh Python interpreter.
+
+Tests that drive Stable-Baselines3 load torch. torch and XLA each bring their own thread
+pools and runtime libraries, and a long-lived pytest worker that has loaded both crashed
+inside an XLA compilation. Bodies that need torch therefore run in a child interpreter of
+their own, so no pytest worker ever imports torch.
+
+The body is a module-level function of a test module, called with positional arguments
+that survive ``repr`` (strings, numbers). The child inherits the environment (wandb
+offline settings set by fixtures included) and runs from the repository root.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(TESTS_DIR)
+
+
+def run_isolated(body, *args, timeout: float = 900.0) -> None:
+    """Call ``body(*args)`` in a child interpreter; fail the calling test with the child's
+    output if it raises, crashes or times out."""
+    module = inspect.getmodule(body).__name__
+    code = (
+        f"import sys; sys.path.insert(0, {TESTS_DIR!r}); "
+        f"from {module} import {body.__name__} as body; body(*{args!r})"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-X", "faulthandler", "-c", code],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"{body.__name__} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
+    if proc.returncode != 0:
+        pytest.fail(
+            f"{body.__name__} failed in its own interpreter (exit {proc.returncode})\n"
+            f"--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
+        )
