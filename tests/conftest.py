@@ -1,4 +1,5 @@
-"""Test-wide numerics: float64 and standard dtype promotion, set once for the test session.
+"""Test-wide numerics: float64 and standard dtype promotion, set once for the test session;
+process hygiene for long-lived xdist workers (compiled-code mappings, no torch).
 
 XLA's CPU compiler is run with a single code-generation thread: with parallel codegen,
 long test sessions (hundreds of compilations) crashed inside XLA compilation a few times on
@@ -15,9 +16,39 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "standard")
 
 
+import gc  # noqa: E402
 import sys  # noqa: E402
 
 import pytest  # noqa: E402
+
+
+def _map_limit() -> int:
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 0
+
+
+_MAP_LIMIT = _map_limit()
+
+
+def _memory_maps() -> int:
+    with open("/proc/self/maps") as f:
+        return sum(1 for _ in f)
+
+
+@pytest.fixture(autouse=True)
+def _release_compiled_code_before_the_map_limit():
+    """Every XLA:CPU executable keeps memory mappings for its code; a long-lived worker that
+    compiles thousands of functions reaches the kernel's ``vm.max_map_count`` (65530 by
+    default), after which LLVM fails with "Cannot allocate memory" and the worker aborts.
+    Once a worker holds more than half the limit, drop JAX's compilation caches (functions
+    recompile on their next call)."""
+    yield
+    if _MAP_LIMIT and _memory_maps() > _MAP_LIMIT // 2:
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture(autouse=True)
