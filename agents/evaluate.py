@@ -52,9 +52,16 @@ def _summaries(rewards, alive, metrics, costs):
 
 
 def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 0,
-                    episode_length: int | None = None, jax_policy: bool = True) -> dict:
+                    episode_length: int | None = None, jax_policy: bool = True,
+                    policy_input: str = "obs") -> dict:
     """Run ``num_episodes`` parallel episodes of ``env`` under ``policy``; see the module
-    docstring for the returned statistics."""
+    docstring for the returned statistics. ``policy_input="state"`` passes the batched
+    brax ``State`` instead of the observations (experts, :class:`sorogym.env.Expert`)."""
+    if policy_input not in ("obs", "state"):
+        raise ValueError(f"policy_input: 'obs' or 'state', got {policy_input!r}")
+    if policy_input == "state" and not jax_policy:
+        raise ValueError("policy_input='state' needs a JAX policy")
+    policy_of = (lambda state: state.obs) if policy_input == "obs" else (lambda state: state)
     T = int(episode_length or env.max_episode_steps)
     reset = jax.vmap(env.reset)
     step = jax.vmap(env.step)
@@ -75,7 +82,7 @@ def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 
 
             def body(carry, k):
                 state, alive = carry
-                action, _ = policy(state.obs, k)
+                action, _ = policy(policy_of(state), k)
                 state = step(state, action)
                 out = record(state, alive)
                 alive = alive * (1.0 - state.done)

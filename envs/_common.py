@@ -5,6 +5,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from sorogym.control import clf_cbf_control, tip_distance
+
 
 def tip_kinematics(model, q, qd):
     """Tip pose ``(4, 4)`` and tip velocity ``(3,)`` [m/s] (world frame), one kinematics pass."""
@@ -178,3 +180,20 @@ def sample_goal(key, bank, centers=None, radii=None, clearance: float = 0.0):
     free = jnp.all(dist > radii[None, :] + clearance, axis=-1)
     logits = jnp.where(free | ~jnp.any(free), 0.0, -jnp.inf)
     return bank[jax.random.categorical(key, logits)]
+
+
+def tension_box(model, max_tension: float, dtype):
+    """``(lower, upper)`` tension bounds ``(m,)`` [N]: ``[0, max_tension]`` per tendon."""
+    m = model.num_actuators
+    return jnp.zeros(m, dtype), jnp.full(m, max_tension, dtype)
+
+
+def clf_tensions(model, ps, target, max_tension: float, clf_gains, cbf=None, cbf_gains=None, tau_ext=None):
+    """Tendon tensions ``(m,)`` [N] in ``[0, max_tension]`` from the sequential-projection
+    HOCLF(+HOCBF) controller (:func:`sorogym.control.clf_cbf_control`) driving the tip to
+    ``target(t) -> (3,)`` [m] from the physics state ``ps``."""
+    y = jnp.concatenate([ps.q, ps.qd])
+    bounds = tension_box(model, max_tension, y.dtype)
+    u, _ = clf_cbf_control(model, ps.t, y, tip_distance(model, target), clf_gains, cbf, cbf_gains,
+                           bounds=bounds, tau_ext=tau_ext)
+    return u

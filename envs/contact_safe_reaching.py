@@ -40,12 +40,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.contact import contact_generalized_force
-from sorogym.env import FusedOutputs, SoroEnv, register
+from sorogym.control import SecondOrderGains, contact_barrier
+from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
     cached_goal_bank,
     check_positive_fields,
+    clf_tensions,
     reaching_terms,
     robot_key,
     sample_goal,
@@ -188,6 +190,36 @@ class ContactSafeReaching(FusedOutputs, SoroEnv):
         obs = jnp.concatenate([ps.q, ps.qd, tip, tip_vel, t["goal"], ps.u, obstacles, jnp.min(clearance, axis=0)])
         metrics = {"goal_distance": d, "success": terms["success"], "peak_contact_force": peak}
         return obs, terms, metrics, {"cost": excess}
+
+    # -- experts: the paper's HOCLF and HOCLF+HOCBF controllers ---------------------------
+
+    expert_kinds = ("hoclf_hocbf", "hoclf")
+
+    def build_expert(self, kind: str, clf_frequency: float = 6.0, cbf_frequency: float = 4.0) -> Expert:
+        """``"hoclf_hocbf"``: the minimum-norm input satisfying the HOCLF condition on the tip
+        distance, projected onto the HOCBF half-space of the contact-force barrier (safety
+        first); ``"hoclf"``: the same without the barrier (safety-unaware). Both stay within
+        the tension box ``[0, max_tension]`` and run at the control rate (zero-order hold);
+        the contact force of the current state enters the drift. Gains are critically
+        damped at ``clf_frequency`` and ``cbf_frequency`` [rad/s]."""
+        c = self.config
+        clf_gains = SecondOrderGains.critically_damped(clf_frequency)
+        cbf_gains = SecondOrderGains.critically_damped(cbf_frequency)
+        safe = kind == "hoclf_hocbf"
+
+        def act(state):
+            ps = state.pipeline_state
+            model = self.episode_model(ps)
+            goal = ps.task["goal"]
+            cbf = None
+            if safe:
+                cbf = contact_barrier(model, self._probe_points(model), ps.task["centers"], ps.task["radii"],
+                                      c.contact_stiffness, c.force_bound)
+            u = clf_tensions(model, ps, lambda t: goal, c.max_tension, clf_gains, cbf, cbf_gains,
+                             tau_ext=self.external_force(model, ps.q, ps.qd, ps))
+            return 2.0 * u / c.max_tension - 1.0
+
+        return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)

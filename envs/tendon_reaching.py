@@ -40,18 +40,21 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.env import FusedOutputs, SoroEnv, register
+from sorogym.control import SecondOrderGains, quasi_static_tension_control
+from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
     cached_goal_bank,
     check_positive_fields,
+    clf_tensions,
     axis_angle_between,
     axis_of_pose,
     reaching_terms,
     robot_key,
     sample_goal,
     tendon_ring_pcs,
+    tension_box,
     tensions_from_action,
     tip_kinematics,
 )
@@ -160,6 +163,37 @@ class TendonReaching(FusedOutputs, SoroEnv):
         terms["orientation"] = -angle
         metrics = {"goal_distance": d, "goal_angle": angle, "success": terms["success"]}
         return jnp.concatenate(parts), terms, metrics, {}
+
+    # -- expert -----------------------------------------------------------------------------
+
+    expert_kinds = ("quasi_static", "hoclf")
+
+    def build_expert(self, kind: str, gain: float = 0.8, clf_frequency: float = 6.0) -> Expert:
+        """Regulation of the tip position to the goal in tendon space, ignoring the goal
+        orientation (with ``goal_orientation`` the goal axis comes from the same
+        equilibrium, so reaching the position usually aligns it as well).
+
+        * ``"quasi_static"`` (default): each control period, one bounded least-squares step
+          on the static tip sensitivity moves the equilibrium a fraction ``gain`` of the
+          way to the goal (:func:`sorogym.control.quasi_static_tension_control`).
+        * ``"hoclf"``: the minimum-norm tensions in ``[0, max_tension]`` satisfying the
+          HOCLF condition on the tip distance, critically damped at ``clf_frequency``
+          [rad/s] (:func:`sorogym.control.clf_cbf_control`)."""
+        c = self.config
+        gains = SecondOrderGains.critically_damped(clf_frequency)
+
+        def act(state):
+            ps = state.pipeline_state
+            model = self.episode_model(ps)
+            goal = ps.task["goal"]
+            if kind == "quasi_static":
+                lower, upper = tension_box(model, c.max_tension, ps.q.dtype)
+                u = quasi_static_tension_control(model, ps.q, ps.u, goal, lower, upper, gain)
+            else:
+                u = clf_tensions(model, ps, lambda t: goal, c.max_tension, gains)
+            return 2.0 * u / c.max_tension - 1.0
+
+        return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)

@@ -36,10 +36,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.actuation import Tendons
-from sorogym.env import FusedOutputs, PhysicsState, SoroEnv, register
+from sorogym.control import SecondOrderGains, quasi_static_tension_control
+from sorogym.env import Expert, FusedOutputs, PhysicsState, SoroEnv, register
 from sorogym.models import PCS, RodParams
 
-from ._common import tip_position_velocity
+from ._common import clf_tensions, tension_box, tip_position_velocity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,6 +243,40 @@ class TendonTracking(FusedOutputs, SoroEnv):
         terms, d = tracking_reward_terms(tip, tip_vel, target, target_vel, self.config.success_radius)
         metrics = {"tracking_error": d, "success": terms["success"], "tendon_force_mean": jnp.mean(ps.u)}
         return tracking_observation(tip, tip_vel, ps.u, target, target_vel), terms, metrics, {}
+
+    # -- expert -----------------------------------------------------------------------------
+
+    expert_kinds = ("quasi_static", "hoclf")
+
+    def build_expert(self, kind: str, gain: float = 0.8, clf_frequency: float = 6.0) -> Expert:
+        """Tendon-space tracking of the moving target; the action is the tension increment
+        towards the controller's tensions, saturated at one ``tendon_force_increment`` per
+        step.
+
+        * ``"quasi_static"`` (default): one bounded least-squares step on the static tip
+          sensitivity moves the equilibrium a fraction ``gain`` of the way to where the
+          target will be at the end of the control period
+          (:func:`sorogym.control.quasi_static_tension_control`).
+        * ``"hoclf"``: the minimum-norm tensions satisfying the HOCLF condition on the
+          distance to the target extrapolated at its current velocity, critically damped at
+          ``clf_frequency`` [rad/s] (:func:`sorogym.control.clf_cbf_control`)."""
+        c = self.config
+        gains = SecondOrderGains.critically_damped(clf_frequency)
+
+        def act(state):
+            ps = state.pipeline_state
+            model = self.episode_model(ps)
+            pos, vel = self._target(ps)
+            if kind == "quasi_static":
+                lower, upper = tension_box(model, c.max_tendon_force, ps.q.dtype)
+                u = quasi_static_tension_control(model, ps.q, ps.u, pos + vel * self.control_dt, lower, upper, gain,
+                                                 max_step=c.tendon_force_increment)
+            else:
+                t_now = ps.t
+                u = clf_tensions(model, ps, lambda t: pos + vel * (t - t_now), c.max_tendon_force, gains)
+            return jnp.clip((u - ps.u) / c.tendon_force_increment, -1.0, 1.0)
+
+        return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
         scene = super().render_scene(ps)

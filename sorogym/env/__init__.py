@@ -6,9 +6,11 @@
 * :func:`wrap_for_training`: vmap + episode limit + full reset (brax PPO's ``wrap_env_fn``).
 * :class:`GymEnv`, :class:`GymVectorEnv` (Gymnasium) and :class:`SB3VecEnv`
   (Stable-Baselines3) faces over the same JAX env.
+* :class:`Expert`: model-based expert policies (``env.expert()``) on the full state.
 """
 
 from ._base import FusedOutputs, PhysicsState, SoroEnv
+from ._expert import Expert
 from ._config import config_to_dict, flatten_config, replace_config
 from ._registry import canonical_name, env_class, gym_id, make, register, register_everywhere, registry
 from ._wrappers import FullResetWrapper, wrap_for_training
@@ -28,7 +30,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "FusedOutputs", "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
+    "Expert", "FusedOutputs", "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
     "canonical_name", "env_class", "wrap_for_training", "FullResetWrapper", "replace_config",
     "config_to_dict", "flatten_config", "GymEnv", "GymVectorEnv", "SB3VecEnv",
 ]

@@ -265,6 +265,34 @@ class SoroEnv(Env, abc.ABC):
     def _model_for(self, params: RodParams | None) -> SoftRobot:
         return self.model if params is None else self.model.with_params(params)
 
+    def episode_model(self, ps: PhysicsState) -> SoftRobot:
+        """The robot model of the episode in ``ps`` (its randomised parameters, if any)."""
+        return self._model_for(ps.params)
+
+    # -- experts --------------------------------------------------------------------------
+
+    #: names accepted by :meth:`expert`; the first is the default
+    expert_kinds: tuple[str, ...] = ()
+
+    def expert(self, kind: str | None = None, **options):
+        """A model-based expert policy (:class:`~sorogym.env.Expert`) of this env;
+        ``options`` (gains) go to :meth:`build_expert`."""
+        kind = self._check_expert_kind(kind)
+        return self.build_expert(kind, **options)
+
+    def _check_expert_kind(self, kind):
+        if not self.expert_kinds:
+            raise NotImplementedError(f"{self.name}: no expert policy")
+        kind = self.expert_kinds[0] if kind is None else kind
+        if kind not in self.expert_kinds:
+            raise ValueError(f"expert kind: {self.name} has {self.expert_kinds}, got {kind!r}")
+        return kind
+
+    def build_expert(self, kind: str, **options):
+        """Construct the expert ``kind`` (one of :attr:`expert_kinds`); envs with experts
+        override this."""
+        raise NotImplementedError(f"{self.name}: no expert policy")
+
     # -- task hooks -----------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -68,6 +68,11 @@ class GymEnv(gymnasium.Env):
         self._step = jax.jit(self.jax_env.step)
         self._state = None
 
+    @property
+    def state(self):
+        """The current brax ``State`` of the wrapped JAX env (``None`` before ``reset``)."""
+        return self._state
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._state = self._reset(_key_from(self.np_random))

@@ -1,0 +1,98 @@
+"""Evaluate every env's model-based experts against a uniform random policy.
+
+For each registered env with experts, each expert kind (``env.expert_kinds``) and a
+uniform random policy run the same ``--episodes`` parallel episodes (same reset keys) of
+the env's full time limit. Writes ``results/experts.json`` and ``results/experts.md`` and
+prints the table: step-wise success (fraction of steps within the success radius), success
+at the last step, the task's error metric (mean over steps and at the end) and, where the
+env has contact, the peak contact force and the summed safety cost per episode.
+
+    python scripts/evaluate_experts.py                 # 128 episodes per policy
+    python scripts/evaluate_experts.py --episodes 16 --out /tmp/experts.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import jax
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sorogym  # noqa: E402
+from _runinfo import ROOT, run_metadata  # noqa: E402
+from sorogym.agents.evaluate import evaluate_policy  # noqa: E402
+
+ERROR_METRIC = {"TendonTracking-v0": "tracking_error"}
+
+
+def random_policy(action_size):
+    def policy(obs, key):
+        return jax.random.uniform(key, (obs.shape[0], action_size), minval=-1.0, maxval=1.0), {}
+
+    return policy
+
+
+def row(env_name, policy_name, result, seconds):
+    error = ERROR_METRIC.get(env_name, "goal_distance")
+    out = {
+        "env": env_name, "policy": policy_name, "episodes": result["num_episodes"],
+        "success": result["success"], "final_success": result["final/success"],
+        "error_metric": error, "error_mean": result[error], "error_final": result[f"final/{error}"],
+        "return_mean": result["return_mean"], "seconds": round(seconds, 1),
+    }
+    if "peak_contact_force" in result:
+        out["peak_contact_force_max"] = result["max/peak_contact_force"]
+        out["cost_mean"] = result.get("cost_mean")
+    return out
+
+
+def markdown(rows) -> str:
+    lines = ["| env | policy | step success | final success | error mean [mm] | error final [mm] | peak force [N] | return |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        force = f"{r['peak_contact_force_max']:.2f}" if "peak_contact_force_max" in r else "-"
+        lines.append(f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
+                     f"{1e3 * r['error_mean']:.2f} | {1e3 * r['error_final']:.2f} | {force} | {r['return_mean']:.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=10_000)
+    parser.add_argument("--envs", nargs="*", default=None, help="env names (default: all with experts)")
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "experts.json")
+    args = parser.parse_args(argv)
+
+    rows = []
+    for name in args.envs or sorogym.registry():
+        env = sorogym.make(name)
+        if not env.expert_kinds:
+            continue
+        for kind in env.expert_kinds:
+            t0 = time.perf_counter()
+            result = evaluate_policy(env, env.expert(kind), args.episodes, seed=args.seed, policy_input="state")
+            rows.append(row(name, f"expert/{kind}", result, time.perf_counter() - t0))
+            print(markdown(rows[-1:]).splitlines()[-1], flush=True)
+        t0 = time.perf_counter()
+        result = evaluate_policy(env, random_policy(env.action_size), args.episodes, seed=args.seed)
+        rows.append(row(name, "random", result, time.perf_counter() - t0))
+        print(markdown(rows[-1:]).splitlines()[-1], flush=True)
+
+    meta = run_metadata(False, ("jax", "jaxlib", "brax"), "experts and a uniform random policy on the same reset keys")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    table = markdown(rows)
+    args.out.with_suffix(".md").write_text(
+        f"# Experts vs a random policy ({args.episodes} episodes each, env time limits)\n\n{table}\n")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""Quasi-static tendon-space control: move the tip by changing the static equilibrium.
+
+When a robot settles within one control period (heavily damped tendon arms at 10-20 Hz),
+its tip is, to first order, a function of the actuator efforts alone: the equilibrium
+``G(q) + K(q) = A(q) u`` defines ``q*(u)`` and the tip ``x(q*(u))``. Differentiating the
+equilibrium condition gives the static sensitivity of the tip position to the efforts::
+
+    dx/du = J_v(q) (d/dq [G + K - A(q) u])^-1 A(q)          (3, m)
+
+The controller takes one damped least-squares step on this linearisation per control
+period, from the equilibrium of the current efforts, correcting a fraction ``gain`` of the
+tip error, under actuator bounds (tendons
+only pull) and an optional per-step rate limit. The bounded least-squares problem is solved
+by projected gradient descent (small ``m``: a few dozen iterations converge).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+def static_equilibrium(model, q: Float[Array, " n"], u: Float[Array, " m"], iterations: int = 6) -> Float[Array, " n"]:
+    """Newton iterations from ``q`` on ``G(q) + K(q) = A(q) u``: the configuration the robot
+    settles to under the held efforts ``u`` (the nearest equilibrium to ``q``)."""
+
+    def residual(q_):
+        return model.potential_force(q_) - model.actuation_force(q_, u)
+
+    def body(_, q_):
+        return q_ - jnp.linalg.solve(jax.jacfwd(residual)(q_), residual(q_))
+
+    return jax.lax.fori_loop(0, iterations, body, q)
+
+
+def static_tip_sensitivity(model, q: Float[Array, " n"], u: Float[Array, " m"]) -> tuple[Array, Array]:
+    """Tip position ``(3,)`` [m] at ``q`` and its static sensitivity to the efforts
+    ``dx/du`` ``(3, m)`` [m per effort unit], linearised about the equilibrium through
+    ``q`` under ``u`` (see module docstring)."""
+    stiffness = jax.jacfwd(lambda q_: model.potential_force(q_) - model.actuation_force(q_, u))(q)
+    A = model.actuation_matrix(q)
+    pose, J = model.pose_and_jacobian(q, model.total_length)
+    dq_du = jnp.linalg.solve(stiffness, A)
+    return pose[:-1, -1], J[-pose.shape[0] + 1:] @ dq_du
+
+
+def bounded_least_squares_step(
+    S: Float[Array, "k m"],
+    e: Float[Array, " k"],
+    u: Float[Array, " m"],
+    lower: Float[Array, " m"],
+    upper: Float[Array, " m"],
+    damping: float = 1e-6,
+    max_step: float | None = None,
+    iterations: int = 60,
+) -> Float[Array, " m"]:
+    """``u + du`` with ``du`` minimising ``|S du - e|^2 + damping |du|^2`` subject to
+    ``lower <= u + du <= upper`` and, if given, ``|du_i| <= max_step``."""
+    lo, hi = lower - u, upper - u
+    if max_step is not None:
+        lo, hi = jnp.maximum(lo, -max_step), jnp.minimum(hi, max_step)
+    H = S.T @ S + damping * jnp.eye(S.shape[1], dtype=S.dtype)
+    g = S.T @ e
+    step = 1.0 / jnp.linalg.norm(H, ord=2)
+
+    def body(_, du):
+        return jnp.clip(du - step * (H @ du - g), lo, hi)
+
+    du = jax.lax.fori_loop(0, iterations, body, jnp.clip(jnp.zeros_like(u), lo, hi))
+    return u + du
+
+
+def quasi_static_tension_control(
+    model,
+    q: Float[Array, " n"],
+    u: Float[Array, " m"],
+    target: Float[Array, " 3"],
+    lower: Float[Array, " m"],
+    upper: Float[Array, " m"],
+    gain: float = 0.8,
+    damping: float = 1e-6,
+    max_step: float | None = None,
+    settle_iterations: int = 6,
+) -> Float[Array, " m"]:
+    """New efforts ``(m,)`` that move the equilibrium tip a fraction ``gain`` of the way
+    to ``target`` [m] (one bounded damped least-squares step).
+
+    The step starts from the equilibrium under the current efforts ``u`` (found by
+    ``settle_iterations`` Newton steps from the measured ``q``), not from the measured tip:
+    a robot still swinging after the last change would otherwise feed its transient back
+    into the next step."""
+    q_eq = static_equilibrium(model, q, u, settle_iterations)
+    x, S = static_tip_sensitivity(model, q_eq, u)
+    return bounded_least_squares_step(S, gain * (target - x), u, lower, upper, damping, max_step)
