@@ -29,6 +29,8 @@ policy gets rather than success.
 * **Cost** ``info["cost"] = max(F_peak - F_max, 0)`` [N] (safe-RL convention), with
   ``metrics["peak_contact_force"] = F_peak``, the largest obstacle force of the step.
 * **Termination**: none (time limit 8 s, applied by the wrappers), except divergence.
+* **Experts** (``env.expert(kind)``): ``"hoclf_hocbf"`` (default; the paper's safe
+  controller) and ``"hoclf"`` (safety-unaware); see :meth:`ContactSafeReaching.build_expert`.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ choose it independently.
   orientation, axis within ``success_angle_deg``) in ``metrics["success"]``;
   ``metrics["goal_distance"]`` [m] and ``metrics["goal_angle"]`` [rad] (0 without goal
   orientation).
+* **Experts** (``env.expert(kind)``): ``"quasi_static"`` (default; tendon-space regulation
+  on the static tip sensitivity) and ``"hoclf"``; see :meth:`TendonReaching.build_expert`.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ Four straight tendons at 0.02 m from the axis, 90 degrees apart (cross-section o
   diverging simulation.
 * **Success**: step-wise, tip within 10 mm of the target (``metrics["success"]``; its
   episode mean is the success rate), and ``metrics["tracking_error"]`` = d [m].
+* **Experts** (``env.expert(kind)``): ``"quasi_static"`` (default; tendon-space steps on the
+  static tip sensitivity towards the target's next position) and ``"hoclf"``; see
+  :meth:`TendonTracking.build_expert` and ``results/experts.md``.
 """
 
 from __future__ import annotations
