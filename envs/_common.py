@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import clf_cbf_control, tip_distance
+from sorogym.control import clf_cbf_control, quasi_static_tension_control, tip_distance
 
 
 def tip_kinematics(model, q, qd):
@@ -40,6 +40,11 @@ def axis_angle_between(a, b):
 def tensions_from_action(action, max_tension):
     """Absolute tendon tensions [N] from actions in [-1, 1]: ``max_tension (a + 1) / 2``."""
     return 0.5 * max_tension * (action + 1.0)
+
+
+def action_from_tensions(u, max_tension):
+    """The inverse of :func:`tensions_from_action`: ``2 u / max_tension - 1``."""
+    return 2.0 * u / max_tension - 1.0
 
 
 def ring_offsets(radius: float, angles_deg) -> np.ndarray:
@@ -186,6 +191,14 @@ def tension_box(model, max_tension: float, dtype):
     """``(lower, upper)`` tension bounds ``(m,)`` [N]: ``[0, max_tension]`` per tendon."""
     m = model.num_actuators
     return jnp.zeros(m, dtype), jnp.full(m, max_tension, dtype)
+
+
+def quasi_static_tensions(model, ps, target, max_tension: float, gain: float, max_step: float | None = None):
+    """Tendon tensions ``(m,)`` [N] in ``[0, max_tension]`` after one quasi-static step
+    (:func:`sorogym.control.quasi_static_tension_control`) towards ``target`` ``(3,)`` [m]
+    from the physics state ``ps``, changing each tension by at most ``max_step``."""
+    lower, upper = tension_box(model, max_tension, ps.q.dtype)
+    return quasi_static_tension_control(model, ps.q, ps.u, target, lower, upper, gain, max_step=max_step)
 
 
 def clf_tensions(model, ps, target, max_tension: float, clf_gains, cbf=None, cbf_gains=None, tau_ext=None):

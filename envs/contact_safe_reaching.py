@@ -47,6 +47,7 @@ from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
+    action_from_tensions,
     cached_goal_bank,
     check_positive_fields,
     clf_tensions,
@@ -219,7 +220,7 @@ class ContactSafeReaching(FusedOutputs, SoroEnv):
                                       c.contact_stiffness, c.force_bound)
             u = clf_tensions(model, ps, lambda t: goal, c.max_tension, clf_gains, cbf, cbf_gains,
                              tau_ext=self.external_force(model, ps.q, ps.qd, ps))
-            return 2.0 * u / c.max_tension - 1.0
+            return action_from_tensions(u, c.max_tension)
 
         return Expert(f"{self.name}/{kind}", act)
 

@@ -42,21 +42,22 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import SecondOrderGains, quasi_static_tension_control
+from sorogym.control import SecondOrderGains
 from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
+    action_from_tensions,
     cached_goal_bank,
     check_positive_fields,
     clf_tensions,
+    quasi_static_tensions,
     axis_angle_between,
     axis_of_pose,
     reaching_terms,
     robot_key,
     sample_goal,
     tendon_ring_pcs,
-    tension_box,
     tensions_from_action,
     tip_kinematics,
 )
@@ -189,11 +190,10 @@ class TendonReaching(FusedOutputs, SoroEnv):
             model = self.episode_model(ps)
             goal = ps.task["goal"]
             if kind == "quasi_static":
-                lower, upper = tension_box(model, c.max_tension, ps.q.dtype)
-                u = quasi_static_tension_control(model, ps.q, ps.u, goal, lower, upper, gain)
+                u = quasi_static_tensions(model, ps, goal, c.max_tension, gain)
             else:
                 u = clf_tensions(model, ps, lambda t: goal, c.max_tension, gains)
-            return 2.0 * u / c.max_tension - 1.0
+            return action_from_tensions(u, c.max_tension)
 
         return Expert(f"{self.name}/{kind}", act)
 

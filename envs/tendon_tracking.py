@@ -39,11 +39,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.actuation import Tendons
-from sorogym.control import SecondOrderGains, quasi_static_tension_control
+from sorogym.control import SecondOrderGains
 from sorogym.env import Expert, FusedOutputs, PhysicsState, SoroEnv, register
 from sorogym.models import PCS, RodParams
 
-from ._common import clf_tensions, tension_box, tip_position_velocity
+from ._common import clf_tensions, quasi_static_tensions, tip_position_velocity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,9 +271,8 @@ class TendonTracking(FusedOutputs, SoroEnv):
             model = self.episode_model(ps)
             pos, vel = self._target(ps)
             if kind == "quasi_static":
-                lower, upper = tension_box(model, c.max_tendon_force, ps.q.dtype)
-                u = quasi_static_tension_control(model, ps.q, ps.u, pos + vel * self.control_dt, lower, upper, gain,
-                                                 max_step=c.tendon_force_increment)
+                u = quasi_static_tensions(model, ps, pos + vel * self.control_dt, c.max_tendon_force, gain,
+                                          max_step=c.tendon_force_increment)
             else:
                 t_now = ps.t
                 u = clf_tensions(model, ps, lambda t: pos + vel * (t - t_now), c.max_tendon_force, gains)

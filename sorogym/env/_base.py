@@ -275,23 +275,19 @@ class SoroEnv(Env, abc.ABC):
     expert_kinds: tuple[str, ...] = ()
 
     def expert(self, kind: str | None = None, **options):
-        """A model-based expert policy (:class:`~sorogym.env.Expert`) of this env;
-        ``options`` (gains) go to :meth:`build_expert`."""
-        kind = self._check_expert_kind(kind)
+        """A model-based expert policy (:class:`~sorogym.env.Expert`) of this env: ``kind``
+        one of :attr:`expert_kinds` (default: the first); ``options`` (gains) go to
+        :meth:`build_expert`. An env without experts raises ``ValueError``."""
+        if kind is None and self.expert_kinds:
+            kind = self.expert_kinds[0]
+        if kind not in self.expert_kinds:
+            raise ValueError(f"expert kind: {self.name} has {self.expert_kinds or 'no experts'}, got {kind!r}")
         return self.build_expert(kind, **options)
 
-    def _check_expert_kind(self, kind):
-        if not self.expert_kinds:
-            raise NotImplementedError(f"{self.name}: no expert policy")
-        kind = self.expert_kinds[0] if kind is None else kind
-        if kind not in self.expert_kinds:
-            raise ValueError(f"expert kind: {self.name} has {self.expert_kinds}, got {kind!r}")
-        return kind
-
     def build_expert(self, kind: str, **options):
-        """Construct the expert ``kind`` (one of :attr:`expert_kinds`); envs with experts
-        override this."""
-        raise NotImplementedError(f"{self.name}: no expert policy")
+        """Construct the expert ``kind`` (one of :attr:`expert_kinds`). Envs that list
+        expert kinds override this."""
+        raise TypeError(f"{type(self).__name__} lists expert_kinds {self.expert_kinds} but does not override build_expert")
 
     # -- task hooks -----------------------------------------------------------------------
 
