@@ -1,8 +1,14 @@
-"""Model-based control: the control-affine split of the dynamics, half-space projections,
-high-order CLF/CBF controllers and quasi-static tendon-space control (see each module's
-docstring)."""
+"""Model-based control: references, configuration-space controllers, the control-affine
+split of the dynamics, half-space projections, high-order CLF/CBF controllers and
+quasi-static tendon-space control (see each module's docstring).
 
-from ._affine import ControlAffine, SecondOrderOutput, control_affine_dynamics, second_order_output
+The controller contract: a controller maps the time ``t`` [s], the plant state
+``y = [q, qd]`` ``(2n,)`` and its own state ``z`` (a pytree, from ``initial_state()``) to
+``(u, dz/dt)``; it runs inside :func:`sorogym.sim.rollout_closed_loop_to` (continuous) and
+:func:`sorogym.sim.rollout_discrete_closed_loop_to` (zero-order hold).
+"""
+
+from ._affine import ControlAffine, SecondOrderOutput, control_affine_dynamics, dynamical_terms, second_order_output
 from ._clf_cbf import (
     SecondOrderGains,
     clf_cbf_control,
@@ -10,7 +16,24 @@ from ._clf_cbf import (
     second_order_halfspace,
     tip_distance,
 )
+from ._case_studies import (
+    case_study_pcs,
+    figure_eight_pose,
+    figure_eight_reference,
+    strain_benchmark_q,
+    strain_benchmark_reference,
+)
+from ._configuration import COMPENSATIONS, ConfigurationController, PIDGains, check_full_actuation, saturate
 from ._projection import project_halfspace, project_halfspace_box
+from ._reference import (
+    ConstantReference,
+    FunctionReference,
+    PoseReference,
+    Reference,
+    ReferenceSample,
+    SampledReference,
+    pose_error,
+)
 from ._quasi_static import (
     bounded_least_squares_step,
     quasi_static_tension_control,
@@ -19,6 +42,11 @@ from ._quasi_static import (
 )
 
 __all__ = [
+    "Reference", "ReferenceSample", "FunctionReference", "ConstantReference", "SampledReference",
+    "PoseReference", "pose_error",
+    "COMPENSATIONS", "ConfigurationController", "PIDGains", "check_full_actuation", "saturate",
+    "dynamical_terms",
+    "case_study_pcs", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
     "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",
     "project_halfspace", "project_halfspace_box",
