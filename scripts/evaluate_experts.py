@@ -27,7 +27,14 @@ import sorogym  # noqa: E402
 from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.agents.evaluate import evaluate_policy  # noqa: E402
 
-ERROR_METRIC = {"TendonTracking-v0": "tracking_error"}
+ERROR_METRIC = {"TendonTracking-v0": "tracking_error", "StrainTracking-v0": "tracking_error"}
+# error display: (factor, unit); distances in mm, StrainTracking's error is normalised by the strain scales
+ERROR_UNITS = {"StrainTracking-v0": (1.0, "")}
+
+
+def _error(r, key):
+    factor, unit = ERROR_UNITS.get(r["env"], (1e3, " mm"))
+    return f"{factor * r[key]:.3g}{unit}"
 
 
 def random_policy(action_size):
@@ -52,12 +59,12 @@ def row(env_name, policy_name, result, seconds):
 
 
 def markdown(rows) -> str:
-    lines = ["| env | policy | step success | final success | error mean [mm] | error final [mm] | peak force [N] | return |",
+    lines = ["| env | policy | step success | final success | error mean | error final | peak force [N] | return |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         force = f"{r['peak_contact_force_max']:.2f}" if "peak_contact_force_max" in r else "-"
         lines.append(f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
-                     f"{1e3 * r['error_mean']:.2f} | {1e3 * r['error_final']:.2f} | {force} | {r['return_mean']:.1f} |")
+                     f"{_error(r, 'error_mean')} | {_error(r, 'error_final')} | {force} | {r['return_mean']:.1f} |")
     return "\n".join(lines)
 
 

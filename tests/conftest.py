@@ -1,5 +1,11 @@
 """Test-wide numerics: float64 and standard dtype promotion, set once for the test session;
-process hygiene for long-lived xdist workers (compiled-code mappings, no torch).
+a persistent compilation cache; process hygiene for long-lived xdist workers
+(compiled-code mappings, no torch).
+
+The persistent JAX compilation cache lives outside the checkout (default
+``~/.cache/sorogym/jax-tests``, or ``$SOROGYM_TEST_JAX_CACHE``; set it to an empty string to
+disable), so repeated runs on one machine, clean checkouts included, skip recompiling
+unchanged functions. It is capped at 2 GiB (least recently used entries go first).
 
 XLA's CPU compiler is run with a single code-generation thread: with parallel codegen,
 long test sessions (hundreds of compilations) crashed inside XLA compilation a few times on
@@ -14,6 +20,13 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "standard")
+
+_CACHE_DIR = os.environ.get("SOROGYM_TEST_JAX_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "sorogym", "jax-tests"))
+if _CACHE_DIR:
+    jax.config.update("jax_compilation_cache_dir", _CACHE_DIR)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.config.update("jax_compilation_cache_max_size", 2 * 1024**3)
 
 
 import gc  # noqa: E402

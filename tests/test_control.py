@@ -183,6 +183,7 @@ EXPERT_CASES = [
     ("TendonTracking-v0", "quasi_static", "tracking_error", 30),
     ("TendonReaching-v0", "quasi_static", "goal_distance", 20),
     ("ContactSafeReaching-v0", "hoclf_hocbf", "goal_distance", 40),
+    ("StrainTracking-v0", "computed_torque", "tracking_error", 50),
 ]
 
 

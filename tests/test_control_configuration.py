@@ -16,6 +16,7 @@ from sorogym.control import (
     ConstantReference,
     FunctionReference,
     PIDGains,
+    figure_eight_reference,
     PoseReference,
     SampledReference,
     pose_error,
@@ -206,3 +207,22 @@ def test_strain_benchmark_reference_is_the_paper_schedule():
                                atol=1e-12)
     np.testing.assert_allclose(q[5], 0.0, atol=1e-12)  # continuous hand-over at 15 s
     assert np.all(q[:, [0, 4, 5]] == 0)
+
+
+def test_figure_eight_pose_stays_on_the_sphere_facing_outwards():
+    g0 = se3.exp(jnp.asarray([0.2, -0.4, 0.1, 0.05, 0.1, 0.2]))
+    ts = jnp.linspace(0.0, 4.0, 9)
+    ref = figure_eight_reference(g0)
+    s = jax.jit(jax.vmap(ref))(ts)
+    g = np.asarray(s.value)
+    center = np.asarray(g0[:3, 3] - 0.08 * g0[:3, 0])
+    np.testing.assert_allclose(g[0], g0, atol=1e-12)  # starts at the initial pose
+    np.testing.assert_allclose(g[-1], g0, atol=1e-9)  # periodic, T = 4 s
+    radial = g[:, :3, 3] - center
+    np.testing.assert_allclose(np.linalg.norm(radial, axis=1), 0.08, atol=1e-12)
+    np.testing.assert_allclose(g[:, :3, 0], radial / 0.08, atol=1e-12)  # first axis: outward normal
+    np.testing.assert_allclose(np.einsum("kji,kjl->kil", g[:, :3, :3], g[:, :3, :3]), np.tile(np.eye(3), (9, 1, 1)),
+                               atol=1e-12)
+    # the tangential speed is finite and nonzero; its normal component vanishes
+    assert np.all(np.linalg.norm(s.rate[:, 3:], axis=1) > 1e-3)
+    np.testing.assert_allclose(np.einsum("ki,ki->k", np.asarray(s.rate[:, 3:]), radial), 0.0, atol=1e-12)

@@ -278,9 +278,13 @@ def _singular_everything(model, q, qd, u):
     return grads, fwd, model.forward_kinematics(q, 0.0), model.jacobian(q, 0.0)
 
 
-def test_values_and_gradients_finite_at_straight_configuration_and_base(model):
+@pytest.mark.parametrize("case", list(MODEL_CASES))
+def test_values_and_gradients_finite_at_straight_configuration_and_base(case):
     """q = 0 (straight, zero rotation everywhere) and s = 0: values, forward- and
-    reverse-mode derivatives with respect to q, qd, u and every parameter are finite."""
+    reverse-mode derivatives with respect to q, qd, u and every parameter are finite.
+    Structural, so one random parameter draw per model case (the reverse-mode compile of
+    a spatial model is the suite's most expensive)."""
+    model = build_case(case, 0)
     q = jnp.zeros(model.num_dofs)
     qd = jnp.ones(model.num_dofs) * 0.1
     u = jnp.ones(model.num_actuators)
