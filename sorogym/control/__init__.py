@@ -24,6 +24,7 @@ from ._case_studies import (
     strain_benchmark_reference,
 )
 from ._configuration import COMPENSATIONS, ConfigurationController, PIDGains, check_full_actuation, saturate
+from ._operational import ImpedanceController, OperationalSpaceDynamics, SynergisticController
 from ._projection import project_halfspace, project_halfspace_box
 from ._reference import (
     ConstantReference,
@@ -46,6 +47,7 @@ __all__ = [
     "PoseReference", "pose_error",
     "COMPENSATIONS", "ConfigurationController", "PIDGains", "check_full_actuation", "saturate",
     "dynamical_terms",
+    "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController",
     "case_study_pcs", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
     "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",
