@@ -223,6 +223,14 @@ def test_figure_eight_pose_stays_on_the_sphere_facing_outwards():
     np.testing.assert_allclose(g[:, :3, 0], radial / 0.08, atol=1e-12)  # first axis: outward normal
     np.testing.assert_allclose(np.einsum("kji,kjl->kil", g[:, :3, :3], g[:, :3, :3]), np.tile(np.eye(3), (9, 1, 1)),
                                atol=1e-12)
+    # the reference spans of the paper (section V-C2): S_p = 134.6 mm, S_R = 114.6 deg
+    ts_fine = jnp.arange(0.0, 4.0, 0.01)
+    g_fine = jax.jit(jax.vmap(ref))(ts_fine).value
+    positions = np.asarray(g_fine[:, :3, 3])
+    s_p = np.linalg.norm(positions[:, None] - positions[None], axis=-1).max()
+    geodesic = jax.jit(jax.vmap(jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a @ b.T)), (None, 0)), (0, None)))
+    s_r = np.degrees(np.asarray(geodesic(g_fine[:, :3, :3], g_fine[:, :3, :3])).max())
+    np.testing.assert_allclose([1e3 * s_p, s_r], [134.6, 114.6], atol=0.06)
     # the tangential speed is finite and nonzero; its normal component vanishes
     assert np.all(np.linalg.norm(s.rate[:, 3:], axis=1) > 1e-3)
     np.testing.assert_allclose(np.einsum("ki,ki->k", np.asarray(s.rate[:, 3:]), radial), 0.0, atol=1e-12)

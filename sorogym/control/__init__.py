@@ -16,6 +16,7 @@ from ._clf_cbf import (
     second_order_halfspace,
     tip_distance,
 )
+from ._actuation_space import ACTUATION_COMPENSATIONS, ActuationSpaceController, ActuationSpaceDynamics
 from ._case_studies import (
     case_study_pcs,
     figure_eight_pose,
@@ -48,6 +49,7 @@ __all__ = [
     "COMPENSATIONS", "ConfigurationController", "PIDGains", "check_full_actuation", "saturate",
     "dynamical_terms",
     "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController",
+    "ActuationSpaceDynamics", "ActuationSpaceController", "ACTUATION_COMPENSATIONS",
     "case_study_pcs", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
     "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",

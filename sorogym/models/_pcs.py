@@ -311,6 +311,15 @@ class _PCSRod(SoftRobot):
         """``A(q)`` of the installed actuation model."""
         return self.actuation.matrix(self.strain(q), self.params.length, self._B)
 
+    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Actuator coordinates ``phi_a(q)`` ``(m,)`` with ``d phi_a/dq^T = A(q)``, zero at
+        ``q = 0``: tendon shortening ``l(0) - l(q)`` [m] for tendons, ``A^T q`` for
+        generalized-force actuation (constant ``A``)."""
+        if hasattr(self.actuation, "lengths"):
+            lengths = lambda q_: self.actuation.lengths(self.strain(q_), self.params.length)  # noqa: E731
+            return lengths(jnp.zeros_like(q)) - lengths(q)
+        return self.actuation_matrix(q).T @ q
+
     def actuation_force(self, q, u) -> Float[Array, " n"]:
         """``A(q) effort(u)`` (tendon tensions are clipped at zero)."""
         return self.actuation_matrix(q) @ self.actuation.effort(u)
