@@ -98,5 +98,8 @@ def test_tracking_reference_image_and_bad_input(arm):
         ActuationSpaceController(dyn, ref, PIDGains(1.0, 0.1, num_dofs=3))
     with pytest.raises(ValueError, match="unactuated_map"):
         ActuationSpaceDynamics(arm, unactuated_map=np.zeros((1, 3)))
+    u = jnp.asarray([-1.0, 2.0])  # pull-only tendons go slack; signed ones push
+    np.testing.assert_array_equal(arm.actuation.effort(u), [0.0, 2.0])
+    np.testing.assert_array_equal(sg.Tendons(np.array([[0.01], [-0.008]]), signed=True).effort(u), u)
     with pytest.raises(ValueError, match="rank"):
         ActuationSpaceDynamics(sg.PlanarPCS(arm.params, actuation=sg.Tendons(np.array([[0.01], [0.01]]))))

@@ -66,15 +66,19 @@ class Tendons(eqx.Module):
         spans: number of segments each tendon runs through, from the base (it is anchored
             at the tip of segment ``spans[j] - 1``); ``None``: every tendon runs to the
             robot's tip. Offsets of segments beyond a tendon's span are ignored.
+        signed: ``False`` (default): threadlike tendons pull only, negative commands go
+            slack; ``True``: the routed force acts with either sign (push-pull
+            actuation, e.g. the paper's safety study with signed tendon forces).
     """
 
     offsets: Array
     routing: str = eqx.field(static=True, default="straight")
     num_quadrature_points: int = eqx.field(static=True, default=5)
     spans: tuple[int, ...] | None = eqx.field(static=True, default=None)
+    signed: bool = eqx.field(static=True, default=False)
 
     def __init__(self, offsets: ArrayLike, routing: str = "straight", num_quadrature_points: int = 5,
-                 spans=None):
+                 spans=None, signed: bool = False):
         if routing not in ("straight", "linear"):
             raise ValueError(f"routing: unknown {routing!r}; use 'straight' or 'linear'")
         self.offsets = jnp.asarray(offsets)
@@ -90,6 +94,7 @@ class Tendons(eqx.Module):
             if off.ndim >= 2 and any(k < 1 or k > off.shape[1] for k in spans):
                 raise ValueError(f"spans: each tendon must span 1..{off.shape[1]} segments, got {spans}")
         self.spans = spans
+        self.signed = bool(signed)
 
     def span_mask(self, num_segments: int, dtype) -> Array:
         """``(m, N)``: 1 where tendon ``j`` runs through segment ``i``, else 0."""
@@ -111,8 +116,8 @@ class Tendons(eqx.Module):
             )
 
     def effort(self, u: Array) -> Array:
-        """Tensions act only when positive: ``max(u, 0)`` [N]."""
-        return jnp.maximum(u, 0.0)
+        """Tensions act only when positive, ``max(u, 0)`` [N]; ``u`` itself when ``signed``."""
+        return u if self.signed else jnp.maximum(u, 0.0)
 
     def _profile(self, planar: bool, dtype):
         """Offsets r(s), their arc-length slope, and quadrature (nodes on [0,1], weights)."""

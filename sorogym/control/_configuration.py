@@ -122,7 +122,7 @@ class PIDGains(eqx.Module):
             raise ValueError(f"integral_frequency: must be >= 0, got {integral_frequency}")
         M = jnp.asarray(inertia)
         w2 = natural_frequency**2
-        return cls(w2 * M, 2.0 * damping_ratio * natural_frequency * M, integral_frequency * w2 * M, e_sat)
+        return cls(w2 * M, 2.0 * damping_ratio * natural_frequency * M, integral_frequency * w2 * M, e_sat, dtype=M.dtype)
 
     def feedback(self, e, e_rate, eta) -> Float[Array, " n"]:
         """``K_p e + K_i eta + K_d e_rate``."""

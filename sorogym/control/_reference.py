@@ -41,7 +41,12 @@ class ReferenceSample(NamedTuple):
 
 
 def _time(t, dtype=None) -> Array:
-    return jnp.asarray(t, dtype or jnp.result_type(float))
+    """``t`` as a float array: ``dtype`` if given, else its own floating dtype (a float32
+    env clock stays float32), else JAX's default float."""
+    t = jnp.asarray(t)
+    if dtype is not None:
+        return t.astype(dtype)
+    return t if jnp.issubdtype(t.dtype, jnp.floating) else t.astype(jnp.result_type(float))
 
 
 def _value_rate_acceleration(fn: Callable, t: Array) -> ReferenceSample:
