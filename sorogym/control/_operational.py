@@ -71,7 +71,8 @@ class OperationalSpaceDynamics(eqx.Module):
 
     def __init__(self, model, s_ps, components="pose"):
         s = np.atleast_1d(np.asarray(s_ps, float))
-        L = float(np.asarray(model.total_length))
+        length = model.total_length
+        L = np.inf if isinstance(length, jax.core.Tracer) else float(np.asarray(length))  # traced: checked where concrete
         if s.ndim != 1 or s.size == 0 or np.any(s < 0) or np.any(s > L * (1 + 1e-12)):
             raise ValueError(f"s_ps: task points must lie on the backbone [0, {L:g}] m, got {np.asarray(s_ps)}")
         self.model = model
@@ -178,7 +179,8 @@ class ImpedanceController(eqx.Module):
         check_full_actuation(task.model, "ImpedanceController")
         _check_pose_reference(task, reference)
         k = task.task_dim
-        dtype = jnp.result_type(float)
+        given = jnp.asarray(stiffness)
+        dtype = given.dtype if jnp.issubdtype(given.dtype, jnp.floating) else jnp.result_type(float)
         self.task, self.reference = task, reference
         self.stiffness = _task_gain("stiffness", stiffness, k, dtype)
         self.damping = _task_gain("damping", damping, k, dtype)
