@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from ._affine import dynamical_terms
 from ._configuration import PIDGains
 from ._reference import Reference
 
@@ -99,10 +100,10 @@ class ActuationSpaceDynamics(eqx.Module):
         m = self.model
         J, Jd = jax.jvp(self.jacobian, (q,), (qd,))
         W = jnp.linalg.inv(J)
-        M = m.inertia_matrix(q)
+        M, _, grav = dynamical_terms(m, q, qd)
         C = m.coriolis_matrix(q, qd)
         return {
-            "M": W.T @ M @ W, "C": W.T @ (C - M @ W @ Jd) @ W, "G": W.T @ m.gravitational_force(q),
+            "M": W.T @ M @ W, "C": W.T @ (C - M @ W @ Jd) @ W, "G": W.T @ grav,
             "K": W.T @ m.elastic_force(q), "D": W.T @ m.damping_matrix() @ W, "A": W.T @ m.actuation_matrix(q),
             "J": J, "Jdot": Jd,
         }
@@ -138,25 +139,25 @@ class ActuationSpaceController(eqx.Module):
     def initial_state(self) -> Array:
         return jnp.zeros((self.dynamics.num_actuated,), self.gains.kp.dtype)
 
-    def _model_force(self, q, qd, ref) -> Array:
-        """The actuation-space force ``(n,)`` whose actuated rows are ``u_mb``."""
+    def _model_force(self, q, qd, ref, image) -> Array:
+        """The actuation-space force ``(n,)`` whose actuated rows are ``u_mb``; ``image`` is
+        ``(phi_d, phid_d, phidd_d)`` of the reference sample ``ref``."""
         dyn, kind = self.dynamics, self.compensation
-        q_d, qd_d, qdd_d = ref
+        q_d, qd_d, _ = ref
+        _, phid, phidd = image
         if kind == "none":
             return jnp.zeros_like(q)
         at_ref = dyn.terms(q_d, qd_d)
         if kind == "potential":
             return at_ref["G"] + at_ref["K"]
         if kind == "feedforward":
-            _, phid, phidd = dyn.reference_image(q_d, qd_d, qdd_d)
             return at_ref["M"] @ phidd + at_ref["C"] @ phid + at_ref["G"] + at_ref["K"] + at_ref["D"] @ phid
         now = dyn.terms(q, qd)
         if kind == "gravity":
             return now["G"] + at_ref["K"]
         if kind == "potential_cancellation":
             return now["G"] + now["K"]
-        _, phid, phidd = dyn.reference_image(q_d, qd_d, qdd_d)  # mixed state
-        return now["M"] @ phidd + now["C"] @ phid + now["G"] + at_ref["K"] + now["D"] @ phid
+        return now["M"] @ phidd + now["C"] @ phid + now["G"] + at_ref["K"] + now["D"] @ phid  # mixed state
 
     def split(self, t, y, z) -> tuple[Array, Array, Array]:
         """``(u_mb, u_fb, dz/dt)``, each ``(m,)``."""
@@ -164,11 +165,12 @@ class ActuationSpaceController(eqx.Module):
         m = dyn.num_actuated
         q, qd = dyn.model.split_state(y)
         ref = self.reference(t)
-        phi_d, phid_d, _ = dyn.reference_image(*ref)
+        image = dyn.reference_image(*ref)
+        phi_d, phid_d, _ = image
         phi, phid = dyn.coordinates(q), dyn.jacobian(q) @ qd
         e = phi_d[:m] - phi[:m]
         u_fb = self.gains.feedback(e, phid_d[:m] - phid[:m], z)
-        return self._model_force(q, qd, ref)[:m], u_fb, self.gains.integral_rate(e)
+        return self._model_force(q, qd, ref, image)[:m], u_fb, self.gains.integral_rate(e)
 
     def __call__(self, t, y, z) -> tuple[Array, Array]:
         u_mb, u_fb, z_dot = self.split(t, y, z)

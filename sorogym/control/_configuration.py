@@ -65,7 +65,8 @@ def saturate(e: Float[Array, " n"], e_sat: Float[Array, " n"]) -> Float[Array, "
     return jnp.where(finite, scale * jnp.tanh(e / scale), e)
 
 
-def _as_gain_matrix(name: str, value, n: int, dtype) -> Array:
+def as_gain_matrix(name: str, value, n: int, dtype) -> Array:
+    """A gain as an ``(n, n)`` matrix from a scalar, a diagonal ``(n,)`` or a matrix."""
     value = jnp.asarray(value, dtype)
     if value.ndim == 0:
         return value * jnp.eye(n, dtype=dtype)
@@ -91,9 +92,9 @@ class PIDGains(eqx.Module):
         n = num_dofs or next((s[0] for s in shapes if len(s) >= 1), None)
         if n is None:
             raise ValueError("num_dofs: needed when every gain is a scalar")
-        self.kp = _as_gain_matrix("kp", kp, n, dtype)
-        self.kd = _as_gain_matrix("kd", kd, n, dtype)
-        self.ki = _as_gain_matrix("ki", ki, n, dtype)
+        self.kp = as_gain_matrix("kp", kp, n, dtype)
+        self.kd = as_gain_matrix("kd", kd, n, dtype)
+        self.ki = as_gain_matrix("ki", ki, n, dtype)
         e_sat = jnp.full((n,), jnp.inf, dtype) if e_sat is None else jnp.broadcast_to(jnp.asarray(e_sat, dtype), (n,))
         if not isinstance(e_sat, jax.core.Tracer) and not bool(jnp.all(e_sat > 0)):
             raise ValueError(f"e_sat: saturation scales must be positive, got {np.asarray(e_sat)}")
@@ -221,10 +222,11 @@ class ConfigurationController(eqx.Module):
             return m.potential_force(q)
         D = m.damping_matrix()
         if kind == "feedforward":
-            return (m.inertia_matrix(q_d) @ qdd_d + m.coriolis_force(q_d, qd_d) + m.potential_force(q_d) + D @ qd_d)
+            M_d, cor_d, grav_d = dynamical_terms(m, q_d, qd_d)
+            return M_d @ qdd_d + cor_d + grav_d + m.elastic_force(q_d) + D @ qd_d
         if kind == "mixed_state":
-            return (m.inertia_matrix(q) @ qdd_d + m.coriolis_matrix(q, qd) @ qd_d + m.gravitational_force(q)
-                    + m.elastic_force(q_d) + D @ qd_d)
+            M, _, grav = dynamical_terms(m, q, qd)
+            return M @ qdd_d + m.coriolis_matrix(q, qd) @ qd_d + grav + m.elastic_force(q_d) + D @ qd_d
         raise AssertionError(kind)  # computed torque is assembled in split()
 
     def split(self, t, y, z) -> tuple[Array, Array, Array]:

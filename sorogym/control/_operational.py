@@ -37,7 +37,7 @@ from jaxtyping import Array, Float
 
 from ..lie import so3
 from ._affine import dynamical_terms
-from ._configuration import PIDGains, check_full_actuation
+from ._configuration import PIDGains, as_gain_matrix, check_full_actuation
 from ._reference import Reference
 
 ANGULAR = {False: (0, 1, 2), True: (0,)}
@@ -138,17 +138,6 @@ class OperationalSpaceDynamics(eqx.Module):
         return full[:, jnp.asarray(self.components)].reshape(-1)
 
 
-def _task_gain(name: str, value, k: int, dtype) -> Array:
-    value = jnp.asarray(value, dtype)
-    if value.ndim == 0:
-        return value * jnp.eye(k, dtype=dtype)
-    if value.shape == (k,):
-        return jnp.diag(value)
-    if value.shape == (k, k):
-        return value
-    raise ValueError(f"{name}: expected a scalar, ({k},) or ({k}, {k}), got {tuple(value.shape)}")
-
-
 def _check_pose_reference(task: OperationalSpaceDynamics, reference: Reference) -> None:
     sample = jax.eval_shape(reference, 0.0)
     p, planar = len(task.s_ps), bool(task.model.planar)
@@ -182,8 +171,8 @@ class ImpedanceController(eqx.Module):
         given = jnp.asarray(stiffness)
         dtype = given.dtype if jnp.issubdtype(given.dtype, jnp.floating) else jnp.result_type(float)
         self.task, self.reference = task, reference
-        self.stiffness = _task_gain("stiffness", stiffness, k, dtype)
-        self.damping = _task_gain("damping", damping, k, dtype)
+        self.stiffness = as_gain_matrix("stiffness", stiffness, k, dtype)
+        self.damping = as_gain_matrix("damping", damping, k, dtype)
 
     def initial_state(self) -> Array:
         return jnp.zeros((0,), jnp.result_type(float))
@@ -251,9 +240,9 @@ class SynergisticController(eqx.Module):
         cols = jnp.asarray([c - offset for c in self.task.components])
         return p[:, cols].reshape(-1)
 
-    def projector(self, q) -> Array:
-        """``P = (J M^-1 A)^-1 J M^-1`` ``(m, n)``."""
-        J = self.task.jacobian(q)
+    def projector(self, q, J=None) -> Array:
+        """``P = (J M^-1 A)^-1 J M^-1`` ``(m, n)`` (pass the task Jacobian ``J`` if known)."""
+        J = self.task.jacobian(q) if J is None else J
         M = self.task.model.inertia_matrix(q)
         A = self.task.model.actuation_matrix(q)
         JMinv = jnp.linalg.solve(M, J.T).T
@@ -265,7 +254,7 @@ class SynergisticController(eqx.Module):
         J = self.task.jacobian(q)
         e = ref.value - self.positions(q)
         force = self.gains.feedback(e, ref.rate - J @ qd, z)
-        u_fb = self.projector(q) @ (J.T @ force)
+        u_fb = self.projector(q, J) @ (J.T @ force)
         return jnp.zeros_like(u_fb), u_fb, self.gains.integral_rate(e)
 
     def __call__(self, t, y, z) -> tuple[Array, Array]:
