@@ -4,6 +4,6 @@ Each module holds a frozen ``Config`` dataclass, ``default_config()``, the env c
 (registered by name) and the task's shared pure functions.
 """
 
-from . import contact_safe_reaching, strain_tracking, tendon_reaching, tendon_tracking
+from . import contact_safe_reaching, pose_tracking, strain_tracking, tendon_reaching, tendon_tracking
 
-__all__ = ["contact_safe_reaching", "strain_tracking", "tendon_reaching", "tendon_tracking"]
+__all__ = ["contact_safe_reaching", "pose_tracking", "strain_tracking", "tendon_reaching", "tendon_tracking"]

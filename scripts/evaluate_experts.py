@@ -9,6 +9,7 @@ env has contact, the peak contact force and the summed safety cost per episode.
 
     python scripts/evaluate_experts.py                 # 128 episodes per policy
     python scripts/evaluate_experts.py --episodes 16 --out /tmp/experts.json
+    python scripts/evaluate_experts.py --envs PoseTracking-v0   # rerun one env, keep the other rows
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ import sorogym  # noqa: E402
 from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.agents.evaluate import evaluate_policy  # noqa: E402
 
-ERROR_METRIC = {"TendonTracking-v0": "tracking_error", "StrainTracking-v0": "tracking_error"}
+ERROR_METRIC = {"TendonTracking-v0": "tracking_error", "StrainTracking-v0": "tracking_error",
+                "PoseTracking-v0": "position_error"}
+# further error metrics recorded in the JSON (mean over steps and at the end)
+EXTRA_METRICS = {"PoseTracking-v0": ("orientation_error",)}
 # error display: (factor, unit); distances in mm, StrainTracking's error is normalised by the strain scales
 ERROR_UNITS = {"StrainTracking-v0": (1.0, "")}
 
@@ -52,6 +56,8 @@ def row(env_name, policy_name, result, seconds):
         "error_metric": error, "error_mean": result[error], "error_final": result[f"final/{error}"],
         "return_mean": result["return_mean"], "seconds": round(seconds, 1),
     }
+    for extra in EXTRA_METRICS.get(env_name, ()):
+        out[f"{extra}_mean"], out[f"{extra}_final"] = result[extra], result[f"final/{extra}"]
     if "peak_contact_force" in result:
         out["peak_contact_force_max"] = result["max/peak_contact_force"]
         out["cost_mean"] = result.get("cost_mean")
@@ -91,6 +97,9 @@ def main(argv=None) -> int:
         rows.append(row(name, "random", result, time.perf_counter() - t0))
         print(markdown(rows[-1:]).splitlines()[-1], flush=True)
 
+    if args.envs and args.out.exists():  # keep the other envs' rows of an earlier run
+        earlier = json.loads(args.out.read_text())["rows"]
+        rows = sorted([r for r in earlier if r["env"] not in args.envs] + rows, key=lambda r: r["env"])
     meta = run_metadata(False, ("jax", "jaxlib", "brax"), "experts and a uniform random policy on the same reset keys")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")

@@ -184,6 +184,7 @@ EXPERT_CASES = [
     ("TendonReaching-v0", "quasi_static", "goal_distance", 20),
     ("ContactSafeReaching-v0", "hoclf_hocbf", "goal_distance", 40),
     ("StrainTracking-v0", "computed_torque", "tracking_error", 50),
+    ("PoseTracking-v0", "impedance", "position_error", 50),
 ]
 
 

@@ -110,3 +110,31 @@ def test_tracking_reward_matches_the_paper_formula():
     expected = -(d / 0.2 + max(d_dot, 0.0) / 0.3) + 1.5 * (d < 0.01)
     assert float(s.reward) == pytest.approx(expected, rel=1e-6)
     assert float(s.metrics["tracking_error"]) == pytest.approx(d, rel=1e-6)
+
+
+def test_pose_tracking_reference_hold_and_configuration():
+    env = sorogym.make("PoseTracking-v0")
+    reset, step = jax.jit(env.reset), jax.jit(env.step)
+    s = reset(jax.random.PRNGKey(2))
+    task = s.pipeline_state.task
+    lo, hi = env.config.period
+    assert lo <= float(task["period"]) <= hi
+    assert np.allclose(np.abs(np.asarray(task["amplitudes"])) / np.array([0.08, 0.04]),
+                       np.abs(float(task["amplitudes"][0])) / 0.08)
+    # the figure starts at the straight arm's tip pose: zero error and success at reset
+    assert float(s.metrics["position_error"]) < 1e-6 and float(s.metrics["orientation_error"]) < 1e-5
+    assert float(s.metrics["success"]) == 1.0
+    # a = 0 commands u_hold = G(0) + K(0): the straight arm stays where it is
+    for _ in range(3):
+        s = step(s, jnp.zeros(env.action_size, jnp.float32))
+    assert float(jnp.max(jnp.abs(s.pipeline_state.q))) < 1e-5
+    np.testing.assert_allclose(np.asarray(s.pipeline_state.u), np.asarray(task["hold"]))
+    paper = sorogym.make("PoseTracking-v0", paper_reference=True)
+    t0 = jax.jit(paper.reset)(jax.random.PRNGKey(2)).pipeline_state.task
+    assert float(t0["period"]) == 4.0 and np.allclose(np.asarray(t0["amplitudes"]), [0.08, 0.04])
+    with pytest.raises(ValueError, match="max_force"):
+        sorogym.make("PoseTracking-v0", max_force=(1.0,) * 6)
+    with pytest.raises(ValueError, match="period"):
+        sorogym.make("PoseTracking-v0", period=(8.0, 4.0))
+    with pytest.raises(ValueError, match="position_tolerance"):
+        sorogym.make("PoseTracking-v0", position_tolerance=0.0)

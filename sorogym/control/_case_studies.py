@@ -31,14 +31,15 @@ REGULATION_END = 15.0  # s
 TRACKING_END = 30.0  # s
 
 
-def case_study_pcs(num_segments: int = 1, dtype=None, viscosity: float = CASE_STUDY_VISCOSITY) -> PCS:
-    """The fully actuated case-study arm with ``num_segments`` segments (``n = 6 N``) and
-    material damping ``viscosity`` [Pa s]."""
+def case_study_pcs(num_segments: int = 1, dtype=None, viscosity: float = CASE_STUDY_VISCOSITY,
+                   mounting: str = "horizontal") -> PCS:
+    """The fully actuated case-study arm with ``num_segments`` segments (``n = 6 N``),
+    material damping ``viscosity`` [Pa s] and base ``mounting`` (the paper's: horizontal)."""
     c = CASE_STUDY_ROD
     params = RodParams.create(
         length=[c["length"]] * num_segments, radius=c["radius"], density=c["density"],
         young_modulus=c["young_modulus"], shear_modulus=c["shear_modulus"], damping=viscosity,
-        mounting="horizontal", dtype=dtype,
+        mounting=mounting, dtype=dtype,
     )
     return PCS(params)
 
@@ -70,15 +71,22 @@ def strain_benchmark_reference() -> FunctionReference:
     return FunctionReference(strain_benchmark_q)
 
 
-def figure_eight_pose(t, initial_pose, sphere_radius: float = 0.08, period: float = 4.0):
+FIGURE_EIGHT_AMPLITUDES = (0.08, 0.04)  # m, along the first and second tangent axes (eq. 25)
+
+
+def figure_eight_pose(t, initial_pose, sphere_radius: float = 0.08, period: float = 4.0,
+                      amplitudes=FIGURE_EIGHT_AMPLITUDES):
     """Desired end-effector pose ``(4, 4)`` at ``t`` [s] (eqs. 25-28) for the initial pose
-    ``initial_pose`` ``(4, 4)`` of the end effector."""
+    ``initial_pose`` ``(4, 4)`` of the end effector. ``amplitudes`` ``(2,)`` [m]: the
+    tangent-plane lobes ``a_1 sin(phi) t_1 + a_2 sin(2 phi) t_2`` (the paper's ``(0.08,
+    0.04)``; negative values mirror the figure)."""
     g0 = jnp.asarray(initial_pose)
     R0, p0 = g0[:3, :3], g0[:3, 3]
     n0, t1, t2 = R0[:, 0], R0[:, 1], R0[:, 2]
     center = p0 - sphere_radius * n0
     phi = 2 * jnp.pi * t / period
-    p_tan = 0.08 * jnp.sin(phi) * t1 + 0.04 * jnp.sin(2 * phi) * t2
+    a1, a2 = amplitudes[0], amplitudes[1]
+    p_tan = a1 * jnp.sin(phi) * t1 + a2 * jnp.sin(2 * phi) * t2
     rho = jnp.sqrt(jnp.sum(p_tan**2) + 1e-30)
     z = rho / sphere_radius
     sinc = jnp.where(z > 1e-8, jnp.sin(z) / jnp.where(z > 1e-8, z, 1.0), 1.0 - z**2 / 6)
@@ -93,7 +101,8 @@ def figure_eight_pose(t, initial_pose, sphere_radius: float = 0.08, period: floa
     return jnp.concatenate([top, bottom], axis=0)
 
 
-def figure_eight_reference(initial_pose, sphere_radius: float = 0.08, period: float = 4.0) -> PoseReference:
+def figure_eight_reference(initial_pose, sphere_radius: float = 0.08, period: float = 4.0,
+                           amplitudes=FIGURE_EIGHT_AMPLITUDES) -> PoseReference:
     """:func:`figure_eight_pose` as a :class:`PoseReference` (twists by AD)."""
     g0 = jnp.asarray(initial_pose)
-    return PoseReference(lambda t: figure_eight_pose(t, g0, sphere_radius, period))
+    return PoseReference(lambda t: figure_eight_pose(t, g0, sphere_radius, period, amplitudes))
