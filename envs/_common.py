@@ -154,16 +154,16 @@ _GOAL_BANKS: dict = {}
 
 
 def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed: int = 0) -> np.ndarray:
-    """Goal poses ``(g, 6)`` = ``[tip position (3) [m], unit tip axis (3)]`` from
-    :func:`equilibrium_goal_bank`, memoised per ``robot_key`` (a hashable description of
-    everything the equilibria depend on) so env instances of one robot share the work."""
+    """Goals ``(g, 6 + n)`` = ``[tip position (3) [m], unit tip axis (3), configuration (n)]``
+    from :func:`equilibrium_goal_bank`, memoised per ``robot_key`` (a hashable description
+    of everything the equilibria depend on) so env instances of one robot share the work."""
     key = (robot_key, int(num_goals), float(max_tension), int(seed))
     if key not in _GOAL_BANKS:
         import jax
 
-        tips, axes, _, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
+        tips, axes, q, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
                                                  iterations=25, ramp=10)
-        _GOAL_BANKS[key] = np.concatenate([tips, axes], axis=-1)
+        _GOAL_BANKS[key] = np.concatenate([tips, axes, q], axis=-1)
     return _GOAL_BANKS[key]
 
 

@@ -198,7 +198,9 @@ class PoseTracking(FusedOutputs, SoroEnv):
         ``max_force``. ``"impedance_paper_gains"``: the gains of eq. 31 with the paper's
         ``k_p = 1 N/m``; ``"impedance"`` (default): the same rule with ``k_p = 10 N/m``,
         whose faster loop keeps the sampled controller on the reference (the model terms it
-        cancels use the velocity sampled at the start of each 10 ms hold)."""
+        cancels use the velocity sampled at the start of each 10 ms hold). Over 128
+        episodes (``results/experts.md``) the default succeeds at 100 % of the steps (mean
+        errors 0.22 mm, 0.011 rad) and the paper's gains at 64 % (2.2 mm, 0.089 rad)."""
         if translational_stiffness is None:
             translational_stiffness = 1.0 if kind == "impedance_paper_gains" else 10.0
         stiffness, damping = self.impedance_gains(translational_stiffness)

@@ -31,18 +31,28 @@ choose it independently.
   orientation, axis within ``success_angle_deg``) in ``metrics["success"]``;
   ``metrics["goal_distance"]`` [m] and ``metrics["goal_angle"]`` [rad] (0 without goal
   orientation).
-* **Experts** (``env.expert(kind)``): ``"quasi_static"`` (default; tendon-space regulation
-  on the static tip sensitivity) and ``"hoclf"``; see :meth:`TendonReaching.build_expert`.
+* **Experts** (``env.expert(kind)``): ``"actuation_space"`` (default; potential-shaping
+  regulation in actuation coordinates to the goal's equilibrium), ``"quasi_static"``
+  (tendon-space regulation on the static tip sensitivity) and ``"hoclf"``; see
+  :meth:`TendonReaching.build_expert`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import SecondOrderGains
+from sorogym.control import (
+    ActuationSpaceController,
+    ActuationSpaceDynamics,
+    ConstantReference,
+    PIDGains,
+    SecondOrderGains,
+)
 from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
@@ -144,7 +154,7 @@ class TendonReaching(FusedOutputs, SoroEnv):
     def reset_task(self, key, model):
         row = sample_goal(key, jnp.asarray(self.goal_bank, self.dtype))
         n, m = model.num_dofs, model.num_actuators
-        task = {"goal": row[:3], "goal_axis": row[3:6]}
+        task = {"goal": row[:3], "goal_axis": row[3:6], "goal_configuration": row[6:6 + n]}
         return task, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)
 
     def command(self, model, ps, action):
@@ -169,21 +179,34 @@ class TendonReaching(FusedOutputs, SoroEnv):
 
     # -- expert -----------------------------------------------------------------------------
 
-    expert_kinds = ("quasi_static", "hoclf")
+    expert_kinds = ("actuation_space", "quasi_static", "hoclf")
 
-    def build_expert(self, kind: str, gain: float = 0.8, clf_frequency: float = 6.0) -> Expert:
+    def build_expert(self, kind: str, gain: float = 0.8, clf_frequency: float = 6.0,
+                     natural_frequency: float = 4.0, damping_ratio: float = 1.0) -> Expert:
         """Regulation of the tip position to the goal in tendon space, ignoring the goal
         orientation (with ``goal_orientation`` the goal axis comes from the same
         equilibrium, so reaching the position usually aligns it as well).
 
-        * ``"quasi_static"`` (default): each control period, one bounded least-squares step
+        * ``"quasi_static"``: each control period, one bounded least-squares step
           on the static tip sensitivity moves the equilibrium a fraction ``gain`` of the
           way to the goal (:func:`sorogym.control.quasi_static_tension_control`).
+        * ``"actuation_space"`` (default): the potential-shaping regulator of the paper's eq. 35 in
+          the actuation coordinates ``phi_a`` (tendon shortenings; here ``m = n``, so
+          ``phi = phi_a``) towards the goal's equilibrium configuration ``q_d`` (stored
+          with the goal): the tensions ``A_phi^-1 (G_phi + K_phi)(q_d)`` that hold ``q_d``
+          plus PD feedback on ``phi_a(q_d) - phi_a(q)`` with gains matched to the
+          actuation-space inertia at rest (``K_p = w_n^2 M_phi(0)``, ``K_d = 2 zeta w_n
+          M_phi(0)``, ``natural_frequency`` [rad/s], ``damping_ratio``; no integral, an
+          expert is stateless), clipped to ``[0, max_tension]``.
         * ``"hoclf"``: the minimum-norm tensions in ``[0, max_tension]`` satisfying the
           HOCLF condition on the tip distance, critically damped at ``clf_frequency``
           [rad/s] (:func:`sorogym.control.clf_cbf_control`)."""
         c = self.config
         gains = SecondOrderGains.critically_damped(clf_frequency)
+        if kind == "actuation_space":
+            nominal = ActuationSpaceDynamics(self.model)  # H_u is empty here (m = n)
+            rest = jax.jit(lambda q: nominal.terms(q, q)["M"])(jnp.zeros(self.model.num_dofs, self.dtype))
+            pd = PIDGains.matched(rest, natural_frequency, damping_ratio)
 
         def act(state):
             ps = state.pipeline_state
@@ -191,6 +214,12 @@ class TendonReaching(FusedOutputs, SoroEnv):
             goal = ps.task["goal"]
             if kind == "quasi_static":
                 u = quasi_static_tensions(model, ps, goal, c.max_tension, gain)
+            elif kind == "actuation_space":
+                dynamics = eqx.tree_at(lambda d: d.model, nominal, model)  # this episode's parameters
+                controller = ActuationSpaceController(dynamics, ConstantReference(ps.task["goal_configuration"]), pd,
+                                                      "potential")
+                u, _ = controller(ps.t, jnp.concatenate([ps.q, ps.qd]), controller.initial_state())
+                u = jnp.clip(u, 0.0, c.max_tension)
             else:
                 u = clf_tensions(model, ps, lambda t: goal, c.max_tension, gains)
             return action_from_tensions(u, c.max_tension)

@@ -181,7 +181,7 @@ def test_static_tip_sensitivity_matches_solved_equilibria():
 # (env, expert kind, metric, steps): experts must beat a uniform random policy by a wide margin
 EXPERT_CASES = [
     ("TendonTracking-v0", "quasi_static", "tracking_error", 30),
-    ("TendonReaching-v0", "quasi_static", "goal_distance", 20),
+    ("TendonReaching-v0", "actuation_space", "goal_distance", 20),
     ("ContactSafeReaching-v0", "hoclf_hocbf", "goal_distance", 40),
     ("StrainTracking-v0", "computed_torque", "tracking_error", 50),
     ("PoseTracking-v0", "impedance", "position_error", 50),

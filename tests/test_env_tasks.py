@@ -60,7 +60,12 @@ def test_goal_orientation_success_needs_position_and_direction(reaching_oriented
     assert s.obs.shape == (36,) and env.observation_size == 36
     metrics = jax.jit(lambda ps: env.task_metrics(env.model, ps))
     ps = s.pipeline_state
-    assert set(ps.task) == {"goal", "goal_axis"}
+    assert set(ps.task) == {"goal", "goal_axis", "goal_configuration"}
+    # the goal's equilibrium configuration (the actuation-space expert's setpoint) puts the tip on the goal
+    pose = jax.jit(lambda q_: env.model.forward_kinematics(q_, env.model.total_length))(ps.task["goal_configuration"])
+    np.testing.assert_allclose(np.asarray(pose[:3, 3]), np.asarray(ps.task["goal"]), atol=1e-9)
+    np.testing.assert_allclose(np.asarray(pose[:3, 0]) / np.linalg.norm(pose[:3, 0]), np.asarray(ps.task["goal_axis"]),
+                               atol=1e-9)
     at_goal = ps.replace(q=jnp.asarray(q[0]), task={"goal": jnp.asarray(tips[0]), "goal_axis": jnp.asarray(axes[0])})
     m = metrics(at_goal)
     assert float(m["goal_distance"]) < 1e-9 and float(m["goal_angle"]) < 1e-6 and float(m["success"]) == 1.0
