@@ -14,7 +14,8 @@ with signed tendon forces (no actuator box, as in the paper), in a continuous cl
 integrated by Tsit5 at 1 ms for 8 s. Contact is evaluated, not simulated: the reported
 force is the penalty proxy ``k_c max(0, -min d)``. The paper does not state the HOCLF and
 HOCBF gains; both are critically damped here at ``--clf-frequency`` and
-``--cbf-frequency`` [rad/s]. Writes ``results/control/safety.{json,md}``.
+``--cbf-frequency`` [rad/s]. Writes ``results/control/safety.{json,md,png}`` (the plot:
+peak contact force and goal distance against time).
 
     python scripts/reproduce_safety_control.py
 """
@@ -81,7 +82,7 @@ def main(argv=None):
         pts, r, _ = backbone_probe(model, q, probes)
         return STIFFNESS * jnp.maximum(0.0, -jnp.min(sphere_clearances(pts, r, centers, radii)))
 
-    results = {}
+    results, series = {}, {}
     for name, with_barrier in (("hoclf", False), ("hoclf_hocbf", True)):
         def controller(t, y, with_barrier=with_barrier):
             return clf_cbf_control(model, t, y, clf, clf_gains, cbf if with_barrier else None,
@@ -94,6 +95,7 @@ def main(argv=None):
         n = model.num_dofs
         forces = np.asarray(jax.jit(jax.vmap(peak_force))(jnp.asarray(ys[:, :n])))
         dist = np.asarray(jax.jit(jax.vmap(lambda q: clf(q, 0.0)))(jnp.asarray(ys[:, :n])))
+        series[name] = (np.asarray(traj.ts), forces, dist)
         results[name] = {"final_goal_distance_m": float(dist[-1]), "initial_goal_distance_m": float(dist[0]),
                          "peak_force_N": float(forces.max()), "finite": bool(np.all(np.isfinite(ys))),
                          "seconds": round(seconds, 1)}
@@ -112,7 +114,30 @@ def main(argv=None):
     args.out.write_text(json.dumps({"meta": meta, "dt": args.dt, "clf_frequency": args.clf_frequency,
                                     "cbf_frequency": args.cbf_frequency, "results": results, "paper": PAPER}, indent=2))
     args.out.with_suffix(".md").write_text(table + "\n")
+    plot(series, args.out.with_suffix(".png"))
     print(table)
+
+
+def plot(series, path):
+    """Peak contact force and goal distance against time for each controller."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for name, (ts, forces, dist) in series.items():
+        label = {"hoclf": "HOCLF", "hoclf_hocbf": "HOCLF-HOCBF"}[name]
+        ax_f.plot(ts, forces, label=label)
+        ax_d.plot(ts, 1e3 * dist, label=label)
+    ax_f.axhline(FORCE_BOUND, color="k", ls="--", lw=1, label=f"F_max = {FORCE_BOUND:g} N")
+    ax_f.set(xlabel="time [s]", ylabel="peak contact force [N]", title="contact force (penalty proxy)")
+    ax_d.set(xlabel="time [s]", ylabel="goal distance [mm]", yscale="log", title="tip-to-goal distance")
+    ax_f.legend()
+    ax_d.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
