@@ -23,8 +23,8 @@ policy) folds it into curls of hundreds of 1/m that no fixed-step integrator fol
 * **Observation** ``(65,)`` float32: the pose error ``[log(R_d R^T), (p_d - p) / 0.05 m]``
   (6), the tip position relative to the figure's centre ``/ 0.1 m`` (3), the first two
   columns of the tip rotation (6), the reference twist and the tip twist (world frame,
-  ``[w, v / 0.1 m]``, 6 + 6), ``q / s``, ``qd / (10 s)`` and ``(u - u_hold) / max_force`` (12 each,
-  ``s`` the strain scales of ``StrainTracking-v0``), and ``(sin, cos)`` of the reference
+  ``[w, v / 0.1 m]``, 6 + 6), ``q / s``, ``qd / (10 s)`` and ``(u - u_hold) / max_force``
+  (12 each, ``s`` the strain scales of ``StrainTracking-v0``), and ``(sin, cos)`` of the reference
   phase (2).
 * **Reward** terms: ``error = -(|p_d - p| / 0.05 m + angle(R_d R^T) / 0.5 rad) / 2``,
   ``success = [|p_d - p| < position_tolerance and angle < orientation_tolerance]``,
@@ -45,8 +45,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import ImpedanceController, OperationalSpaceDynamics, case_study_pcs, figure_eight_reference
-from sorogym.control._case_studies import FIGURE_EIGHT_AMPLITUDES
+from sorogym.control import (
+    FIGURE_EIGHT_AMPLITUDES,
+    ImpedanceController,
+    OperationalSpaceDynamics,
+    case_study_pcs,
+    figure_eight_reference,
+)
 from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.lie import so3
 

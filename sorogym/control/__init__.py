@@ -18,6 +18,7 @@ from ._clf_cbf import (
 )
 from ._actuation_space import ACTUATION_COMPENSATIONS, ActuationSpaceController, ActuationSpaceDynamics
 from ._case_studies import (
+    FIGURE_EIGHT_AMPLITUDES,
     case_study_pcs,
     figure_eight_pose,
     figure_eight_reference,
@@ -50,7 +51,7 @@ __all__ = [
     "dynamical_terms",
     "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController",
     "ActuationSpaceDynamics", "ActuationSpaceController", "ACTUATION_COMPENSATIONS",
-    "case_study_pcs", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
+    "case_study_pcs", "FIGURE_EIGHT_AMPLITUDES", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
     "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",
     "project_halfspace", "project_halfspace_box",
