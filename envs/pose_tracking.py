@@ -51,28 +51,17 @@ from sorogym.control import (
     OperationalSpaceDynamics,
     case_study_pcs,
     figure_eight_reference,
+    matched_impedance_gains,
 )
 from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.lie import so3
 
 from ._common import check_positive_fields
-from .strain_tracking import STRAIN_SCALES, VELOCITY_SCALE
+from .strain_tracking import STRAIN_SCALES, VELOCITY_SCALE, RewardConfig  # the same tracking reward terms and scales
 
 POSITION_SCALE = 0.05  # m: position errors are observed and rewarded in these units
 ORIENTATION_SCALE = 0.5  # rad: orientation errors are rewarded in these units
 WORKSPACE_SCALE = 0.1  # m: tip positions and linear velocities are observed in these units
-
-
-@dataclasses.dataclass(frozen=True)
-class RewardScales:
-    error: float = 1.0
-    success: float = 0.5
-    effort: float = 0.01
-
-
-@dataclasses.dataclass(frozen=True)
-class RewardConfig:
-    scales: RewardScales = RewardScales()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,15 +176,12 @@ class PoseTracking(FusedOutputs, SoroEnv):
     expert_kinds = ("impedance", "impedance_paper_gains")
 
     def impedance_gains(self, translational_stiffness: float):
-        """Eq. 31 from the task inertia ``Lambda(0)`` ``(6, 6)`` of the straight arm:
-        translational stiffness ``k_p`` [N/m], ``w_n = sqrt(k_p / mean(Lambda_p))``,
-        rotational stiffness ``Lambda_R w_n^2``, critically damped ``d = 2 sqrt(k Lambda)``.
-        Returns ``(stiffness (6,), damping (6,))``."""
+        """Eq. 31 (:func:`sorogym.control.matched_impedance_gains`) from the task inertia
+        ``Lambda(0)`` of the straight arm's tip: ``(stiffness (6,), damping (6,))``."""
         task = OperationalSpaceDynamics(self.model, [self.model.total_length])
-        lam = np.diag(np.asarray(jax.jit(lambda q: task.task_inertia(q))(jnp.zeros(12, self.dtype)), float))
-        w_n = np.sqrt(translational_stiffness / lam[3:].mean())
-        stiffness = np.concatenate([lam[:3] * w_n**2, np.full(3, translational_stiffness)])
-        return stiffness, 2 * np.sqrt(stiffness * lam)
+        lam = jax.jit(lambda q: task.task_inertia(q))(jnp.zeros(12, self.dtype))
+        stiffness, damping, _ = matched_impedance_gains(lam, translational_stiffness)
+        return stiffness, damping
 
     def build_expert(self, kind: str, translational_stiffness: float | None = None) -> Expert:
         """The impedance controller of eq. 30 on the episode's pose reference, evaluated at

@@ -63,6 +63,7 @@ from sorogym.control import (  # noqa: E402
     static_equilibrium,
 )
 from sorogym.control._case_studies import CASE_STUDY_ROD  # noqa: E402
+from sorogym.envs._common import ring_offsets  # noqa: E402
 from sorogym.models import PCS, RodParams  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
 
@@ -98,9 +99,8 @@ def tendon_arm(num_segments: int) -> PCS:
         young_modulus=c["young_modulus"], shear_modulus=c["shear_modulus"], damping=VISCOSITY,
         mounting="upright", gravity=(0.0, 0.0, 0.0), dtype=jnp.float64,
     )
-    a = np.deg2rad(TENDON_ANGLES_DEG)
-    ring = np.stack([np.cos(a), np.sin(a)], axis=-1)  # (3, 2)
-    offsets = np.stack([ring * r for r in TENDON_OFFSETS], axis=-1)  # (3, 2, 2): [y, z] x (base, tip)
+    # (3, 2, 2): [y, z] x (segment base, segment tip)
+    offsets = np.stack([ring_offsets(r, TENDON_ANGLES_DEG) for r in TENDON_OFFSETS], axis=-1)
     offsets = np.repeat(offsets[:, None], num_segments, axis=1)  # (3, N, 2, 2)
     return PCS(params, actuation=Tendons(offsets, routing="linear"))
 

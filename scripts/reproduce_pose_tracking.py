@@ -37,6 +37,7 @@ from sorogym.control import (  # noqa: E402
     OperationalSpaceDynamics,
     case_study_pcs,
     figure_eight_reference,
+    matched_impedance_gains,
 )
 from sorogym.lie import so3  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
@@ -52,14 +53,6 @@ def closed_loop(model, controller, dt):
                                   solver_dt=dt, save_dt=0.01)
 
 
-def impedance_gains(task_inertia: np.ndarray, translational_stiffness: float = 1.0):
-    """Eq. 31 from ``Lambda(0)`` ``(6, 6)``: stiffness and damping diagonals ``(6,)``."""
-    lam = np.diag(task_inertia)
-    w_n = np.sqrt(translational_stiffness / lam[3:].mean())
-    stiffness = np.concatenate([lam[:3] * w_n**2, np.full(3, translational_stiffness)])
-    return stiffness, 2 * np.sqrt(stiffness * lam), w_n
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dt", type=float, default=2.5e-4, help="integration step [s] (the paper: 2e-5)")
@@ -72,7 +65,7 @@ def main(argv=None):
     q0 = jnp.zeros(model.num_dofs)
     g0 = jax.jit(lambda q: model.forward_kinematics(q, L))(q0)
     lam0 = np.asarray(jax.jit(lambda q: task.task_inertia(q))(q0))
-    stiffness, damping, w_n = impedance_gains(lam0)
+    stiffness, damping, w_n = matched_impedance_gains(lam0)
     reference = figure_eight_reference(g0)
     controller = ImpedanceController(task, reference, stiffness, damping)
 

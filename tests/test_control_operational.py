@@ -16,6 +16,7 @@ from sorogym.control import (
     OperationalSpaceDynamics,
     PIDGains,
     SynergisticController,
+    matched_impedance_gains,
 )
 
 from _models import random_state
@@ -142,3 +143,16 @@ def test_bad_operational_input(arm):
     tendon_arm = sg.PlanarPCS(_params(), actuation=sg.Tendons(np.array([[0.01, 0.01], [-0.01, -0.01]])))
     with pytest.raises(ValueError, match="underactuated"):
         ImpedanceController(OperationalSpaceDynamics(tendon_arm, [0.2]), ConstantReference(jnp.zeros((3, 3))), 1.0, 0.1)
+
+
+def test_matched_impedance_gains_follow_eq_31():
+    lam = np.diag([2e-6, 3e-6, 4e-6, 0.05, 0.07, 0.09]) + 1e-9  # off-diagonal terms are ignored
+    k, d, w_n = matched_impedance_gains(lam, translational_stiffness=2.0)
+    assert w_n == pytest.approx(np.sqrt(2.0 / np.mean(np.diag(lam)[3:])))
+    np.testing.assert_allclose(k[3:], 2.0)
+    np.testing.assert_allclose(k[:3], np.diag(lam)[:3] * w_n**2)
+    np.testing.assert_allclose(d**2, 4 * k * np.diag(lam))  # critically damped on every axis
+    with pytest.raises(ValueError, match="translational_stiffness"):
+        matched_impedance_gains(lam, 0.0)
+    with pytest.raises(ValueError, match="task_inertia"):
+        matched_impedance_gains(np.eye(3))

@@ -26,7 +26,7 @@ from ._case_studies import (
     strain_benchmark_reference,
 )
 from ._configuration import COMPENSATIONS, ConfigurationController, PIDGains, check_full_actuation, saturate
-from ._operational import ImpedanceController, OperationalSpaceDynamics, SynergisticController
+from ._operational import ImpedanceController, OperationalSpaceDynamics, SynergisticController, matched_impedance_gains
 from ._projection import project_halfspace, project_halfspace_box
 from ._reference import (
     ConstantReference,
@@ -49,7 +49,7 @@ __all__ = [
     "PoseReference", "pose_error",
     "COMPENSATIONS", "ConfigurationController", "PIDGains", "check_full_actuation", "saturate",
     "dynamical_terms",
-    "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController",
+    "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController", "matched_impedance_gains",
     "ActuationSpaceDynamics", "ActuationSpaceController", "ACTUATION_COMPENSATIONS",
     "case_study_pcs", "FIGURE_EIGHT_AMPLITUDES", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",

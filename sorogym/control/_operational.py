@@ -138,6 +138,22 @@ class OperationalSpaceDynamics(eqx.Module):
         return full[:, jnp.asarray(self.components)].reshape(-1)
 
 
+def matched_impedance_gains(task_inertia, translational_stiffness: float = 1.0) -> tuple[np.ndarray, np.ndarray, float]:
+    """The impedance gains of the paper's eq. 31 from a pose task's inertia ``Lambda``
+    ``(6, 6)`` (usually at rest, angular rows first): the translational stiffness
+    ``k_p`` [N/m] sets ``w_n = sqrt(k_p / mean(Lambda_p))`` [rad/s], the rotational
+    stiffness is ``Lambda_R w_n^2`` and every axis is critically damped,
+    ``d = 2 sqrt(k Lambda)``. Returns ``(stiffness (6,), damping (6,), w_n)`` (numpy)."""
+    if not translational_stiffness > 0:
+        raise ValueError(f"translational_stiffness: must be positive, got {translational_stiffness}")
+    lam = np.diag(np.asarray(task_inertia, float))
+    if lam.shape != (6,):
+        raise ValueError(f"task_inertia: expected the (6, 6) inertia of one pose task, got {np.shape(task_inertia)}")
+    w_n = float(np.sqrt(translational_stiffness / lam[3:].mean()))
+    stiffness = np.concatenate([lam[:3] * w_n**2, np.full(3, float(translational_stiffness))])
+    return stiffness, 2 * np.sqrt(stiffness * lam), w_n
+
+
 def _check_pose_reference(task: OperationalSpaceDynamics, reference: Reference) -> None:
     sample = jax.eval_shape(reference, 0.0)
     p, planar = len(task.s_ps), bool(task.model.planar)
