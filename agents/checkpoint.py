@@ -3,7 +3,8 @@
 Layout of ``<run>/checkpoints/step_<000000123456>/``:
 
 * ``params.msgpack``: flax-serialised ``(normalizer, policy, value)`` parameters of a brax
-  PPO agent (SB3 agents store ``sb3_model.zip`` instead);
+  PPO agent or a BC/DAgger student of the same shape (SB3 agents store ``sb3_model.zip``
+  instead);
 * ``meta.json``: ``step``, ``algo``, ``env``, ``env_overrides``, ``observation_size``,
   ``action_size`` and the network settings needed to rebuild the policy.
 
@@ -18,6 +19,8 @@ from typing import Any
 
 META = "meta.json"
 PARAMS = "params.msgpack"
+#: algorithms whose checkpoints hold brax PPO ``(normalizer, policy, value)`` parameters
+PPO_FORMAT_ALGOS = ("ppo", "bc", "dagger")
 
 
 def step_dir(root: str | Path, step: int) -> Path:
@@ -85,8 +88,9 @@ def load_ppo(path: str | Path):
 
     ckpt = resolve(path)
     meta = json.loads((ckpt / META).read_text())
-    if meta.get("algo") != "ppo":
-        raise ValueError(f"{ckpt}: a {meta.get('algo')!r} checkpoint, not a brax PPO one")
+    if meta.get("algo") not in PPO_FORMAT_ALGOS:
+        raise ValueError(f"{ckpt}: a {meta.get('algo')!r} checkpoint, not one in brax PPO's format "
+                         f"({', '.join(PPO_FORMAT_ALGOS)})")
     nets = ppo_networks_from_meta(meta)
     key = jax.random.PRNGKey(0)
     template = (

@@ -33,7 +33,7 @@ def _policy_from_checkpoint(path, deterministic: bool = True):
 
     meta = ckpt.load_meta(path)
     env = _make_env(meta["env"], meta.get("env_overrides", {}))
-    if meta["algo"] == "ppo":
+    if meta["algo"] in ckpt.PPO_FORMAT_ALGOS:
         from .evaluate import ppo_policy
 
         params, meta, nets = ckpt.load_ppo(path)
@@ -51,7 +51,7 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
     """Train with a validated :class:`RunConfig`, evaluate, render; returns the run folder."""
     from tqdm import tqdm
 
-    from .config import config_to_dict
+    from .config import DISTILL_ALGOS, config_to_dict
     from .evaluate import evaluate_policy, ppo_policy
     from .ppo import Throughput, progress_row, train_ppo
     from .runlog import RunLogger, new_run_dir
@@ -61,7 +61,12 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
     run_dir = new_run_dir(config.logging.output_root, env.name, config.algo, config.seed, run_id)
     logger = RunLogger(run_dir, config_to_dict(config), config.logging.wandb, config.logging.project,
                        config.logging.entity)
-    total = config.ppo.num_timesteps if config.algo == "ppo" else config.sb3_ppo.total_timesteps
+    if config.algo == "ppo":
+        total = config.ppo.num_timesteps
+    elif config.algo in DISTILL_ALGOS:
+        total = config.distill.rounds * config.distill.num_envs * env.max_episode_steps
+    else:
+        total = config.sb3_ppo.total_timesteps
     bar = tqdm(total=total, unit="step", unit_scale=True, desc=f"{env.name} {config.algo}", disable=quiet,
                dynamic_ncols=True)
     rate = Throughput()
@@ -82,6 +87,11 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
         if config.algo == "ppo":
             params, nets, step = train_ppo(config, env, run_dir, on_progress, resume_from=resume)
             policy, jax_policy = ppo_policy(params, nets, config.eval.deterministic), True
+        elif config.algo in DISTILL_ALGOS:
+            from .distill import train_distill
+
+            params, nets, step = train_distill(config, env, run_dir, on_progress)
+            policy, jax_policy = ppo_policy(params, nets, config.eval.deterministic), True
         else:
             from .sb3 import sb3_policy, train_sb3, training_normalizer
 
@@ -92,6 +102,10 @@ def train(config, resume: str | None = None, export: str | None = None, run_id: 
         result = evaluate_policy(env, policy, config.eval.num_episodes, seed=config.seed + 10_000,
                                  jax_policy=jax_policy)
         result.update({"env": env.name, "algo": config.algo, "env_steps": int(step), "train_wall_s": float(train_wall)})
+        if config.algo in DISTILL_ALGOS:  # the teacher on the same episodes
+            expert = env.expert(config.distill.expert)
+            result["expert"] = {"kind": expert.name, **evaluate_policy(
+                env, expert, config.eval.num_episodes, seed=config.seed + 10_000, policy_input="state")}
         (run_dir / "eval.json").write_text(json.dumps(result, indent=2))
         logger.summary({f"eval/{k}": v for k, v in result.items()})
         if config.logging.video:
@@ -114,9 +128,13 @@ def format_eval(result: dict) -> str:
             ("goal_distance", "mean goal distance [mm]", "mm"), ("final/goal_distance", "final goal distance [mm]", "mm"),
             ("max/peak_contact_force", "peak contact force [N]", "{:.2f}"), ("cost_mean", "episode cost", "{:.3f}")]
     lines = [f"{result.get('env', '')} {result.get('algo', '')}: {result['num_episodes']} episodes"]
+    teacher = result.get("expert")
+    if teacher:
+        lines[0] += f" (student | expert {teacher['kind']})"
     for key, label, fmt in keys:
         if key in result:
-            text = f"{1000 * result[key]:.2f}" if fmt == "mm" else fmt.format(result[key])
+            cells = [result[key]] + ([teacher[key]] if teacher and key in teacher else [])
+            text = " | ".join(f"{1000 * v:.2f}" if fmt == "mm" else fmt.format(v) for v in cells)
             lines.append(f"  {label:<28} {text}")
     return "\n".join(lines)
 

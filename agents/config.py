@@ -6,9 +6,11 @@ algorithm and that algorithm's settings::
     env: TendonTracking-v0
     env_overrides: {}            # dotted keys into the env's Config (see sorogym.make)
     algo: ppo                    # ppo (brax, on JAX) | sb3_ppo (Stable-Baselines3, CPU)
+                                 # | bc | dagger (distil the env's expert)
     seed: 0
     ppo: {num_timesteps: 2000000, num_envs: 256, ...}
     sb3_ppo: {total_timesteps: 200000, n_envs: 16, ...}
+    distill: {expert: null, rounds: 5, ...}   # bc / dagger
     eval: {num_episodes: 128, deterministic: true}
     logging: {wandb: offline, project: sorogym, video: true}
 
@@ -25,7 +27,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-ALGOS = ("ppo", "sb3_ppo")
+ALGOS = ("ppo", "sb3_ppo", "bc", "dagger")
+#: algorithms configured by the ``distill`` section (:mod:`sorogym.agents.distill`)
+DISTILL_ALGOS = ("bc", "dagger")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +61,10 @@ class PPOConfig:
     num_eval_envs: int = 64
     deterministic_eval: bool = True
     max_devices_per_host: int | None = None  # None: every local accelerator (brax pmap)
+    # warm start: a ppo/bc/dagger checkpoint (or run folder) whose normaliser, policy and
+    # value start training (step count from 0; unlike --resume, which continues a run)
+    init_from: str | None = None
+    init_std: float | None = None  # with init_from: reset the policy's pre-tanh std to this
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +84,22 @@ class SB3PPOConfig:
     net_arch: tuple[int, ...] = (64, 64)
     normalize: bool = True  # VecNormalize: running observation and return normalisation
     num_checkpoints: int = 5  # checkpoints (and progress points) over the run
+
+
+@dataclasses.dataclass(frozen=True)
+class DistillConfig:
+    """Behaviour cloning / DAgger from an env expert (:mod:`sorogym.agents.distill`); the
+    student's networks are the ``ppo`` section's, so it warm-starts PPO."""
+
+    expert: str | None = None  # expert kind (env.expert_kinds); None: the env's default
+    rounds: int = 5  # data-collection rounds of num_envs full episodes each
+    num_envs: int = 128
+    beta_decay: float = 0.0  # dagger: P(expert acts) in round i >= 1 is beta_decay ** i
+    updates_per_round: int = 2000  # Adam steps after each round
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    action_clip: float = 0.995  # expert actions clipped to +-this for the tanh likelihood
+    value_weight: float = 1.0  # weight of the return-to-go regression of the value MLP
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,11 +126,12 @@ class RunConfig:
     seed: int = 0
     ppo: PPOConfig = PPOConfig()
     sb3_ppo: SB3PPOConfig = SB3PPOConfig()
+    distill: DistillConfig = DistillConfig()
     eval: EvalConfig = EvalConfig()
     logging: LoggingConfig = LoggingConfig()
 
     def algo_config(self):
-        return getattr(self, self.algo)
+        return self.distill if self.algo in DISTILL_ALGOS else getattr(self, self.algo)
 
 
 # -- parsing and validation -----------------------------------------------------------
@@ -251,6 +276,21 @@ def validate(config: RunConfig) -> None:
                              f"({p.batch_size} * {p.num_minibatches} vs {p.num_envs})")
         if p.num_timesteps < 0 or p.num_envs < 1 or p.num_evals < 1:
             raise ValueError("ppo: num_timesteps >= 0, num_envs >= 1 and num_evals >= 1 required")
+        if p.init_std is not None and p.init_from is None:
+            raise ValueError("ppo.init_std: only used with ppo.init_from (a checkpoint to warm-start from)")
+    if config.algo in DISTILL_ALGOS:
+        d = config.distill
+        kinds = env_class(name).expert_kinds
+        if not kinds:
+            raise ValueError(f"algo={config.algo}: {name} has no expert to distil")
+        if d.expert is not None and d.expert not in kinds:
+            raise ValueError(f"distill.expert: {name} has experts {kinds}, got {d.expert!r}")
+        if min(d.rounds, d.num_envs, d.updates_per_round, d.batch_size) < 1:
+            raise ValueError("distill: rounds, num_envs, updates_per_round and batch_size must be >= 1")
+        if not 0.0 <= d.beta_decay <= 1.0:
+            raise ValueError(f"distill.beta_decay: must lie in [0, 1], got {d.beta_decay}")
+        if not 0.0 < d.action_clip < 1.0:
+            raise ValueError(f"distill.action_clip: must lie in (0, 1), got {d.action_clip}")
 
 
 def load_config(path: str | Path | None, overrides=None) -> RunConfig:

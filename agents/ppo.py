@@ -35,6 +35,15 @@ def checkpoint_meta(config: RunConfig, env) -> dict:
     }
 
 
+def _check_compatible(old: dict, new: dict, what: str) -> None:
+    """A checkpoint's ``meta`` must describe the env and networks the config trains."""
+    keys = ("env", "observation_size", "action_size", "normalize_observations", "policy_hidden_layer_sizes",
+            "value_hidden_layer_sizes")
+    diff = [f"{k}: checkpoint {old.get(k)!r}, config {new[k]!r}" for k in keys if old.get(k) != new[k]]
+    if diff:
+        raise ValueError(f"{what}: the checkpoint does not fit this run ({'; '.join(diff)})")
+
+
 def train_ppo(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int, dict], None],
               resume_from: str | Path | None = None):
     """Train; returns ``(params, networks, final_step)``.
@@ -45,7 +54,9 @@ def train_ppo(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int,
     first run when resuming. Checkpoints go to ``run_dir/checkpoints`` at every progress
     point. ``resume_from`` (a checkpoint or run folder) restores the normaliser, policy and
     value parameters and the step count; brax re-initialises the optimiser state, which its
-    trainer does not expose.
+    trainer does not expose. ``ppo.init_from`` starts a new run (step 0) from the parameters
+    of a PPO, BC or DAgger checkpoint (a warm start), optionally with the policy's std reset
+    to ``ppo.init_std``.
     """
     from sorogym.agents import install_brax_compat
     from sorogym.env import wrap_for_training
@@ -55,13 +66,19 @@ def train_ppo(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int,
 
     p = config.ppo
     step0, restore = 0, None
-    if resume_from is not None:
-        restore, meta, _ = ckpt.load_ppo(resume_from)
-        if meta["env"] != env.name:
-            raise ValueError(f"resume: checkpoint is for {meta['env']}, the config trains {env.name}")
-        step0 = int(meta["step"])
-    remaining = max(p.num_timesteps - step0, 0)
     meta = checkpoint_meta(config, env)
+    if resume_from is not None:
+        restore, old, _ = ckpt.load_ppo(resume_from)
+        _check_compatible(old, meta, "resume")
+        step0 = int(old["step"])
+    elif p.init_from is not None:
+        restore, old, _ = ckpt.load_ppo(p.init_from)
+        _check_compatible(old, meta, "ppo.init_from")
+        if p.init_std is not None:
+            from .distill import set_policy_std
+
+            restore = (restore[0], set_policy_std(restore[1], p.init_std), restore[2])
+    remaining = max(p.num_timesteps - step0, 0)
     ckpt_root = Path(run_dir) / "checkpoints"
     last = {"params": restore, "step": step0}
 

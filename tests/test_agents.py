@@ -1,24 +1,20 @@
 """Layer 7: agents — run configs, the CLI end to end, checkpoints, resume, PPO learning,
 SB3 baseline and the offline sweep runner (tiny budgets, wandb offline)."""
 
-import dataclasses
 import json
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import sorogym
-from sorogym.actuation import GeneralizedActuation
 from sorogym.agents import cli
 from sorogym.agents import checkpoint as ckpt
 from sorogym.agents.config import build_config, load_config, parse_overrides
 from sorogym.agents.evaluate import evaluate_policy
-from sorogym.env import SoroEnv
-from sorogym.models import PlanarPCS, RodParams
 
 from _isolated import run_isolated
+from _toy import BendToGoal
 
 # A tiny PPO budget: 2 progress points, 8 envs, episodes of 6 steps.
 TINY = {
@@ -188,66 +184,10 @@ def _sweep_body(tmp):
 # -- learning ------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class _ToyScales:
-    error: float = 1.0
-
-
-@dataclasses.dataclass(frozen=True)
-class _ToyReward:
-    scales: _ToyScales = _ToyScales()
-
-
-@dataclasses.dataclass(frozen=True)
-class _ToyConfig:
-    control_dt: float = 0.05
-    num_substeps: int = 2
-    episode_length_s: float = 1.0
-    divergence_bound: float = 1e3
-    integrator: str = "trapezoid"
-    randomization: tuple = ()
-    reward: _ToyReward = _ToyReward()
-    dtype: str = "float32"
-
-
-class _BendToGoal(SoroEnv):
-    """Toy task: one planar bending segment driven by a generalized torque (action x 0.05
-    N m) must hold a random goal curvature in [-10, 10] 1/m. Reward ``-|q - q*| / 10``
-    per step, so a random policy scores about -10 per 20-step episode and a good one > -3."""
-
-    name = "BendToGoal-v0"
-
-    @classmethod
-    def default_config(cls):
-        return _ToyConfig()
-
-    def build_model(self, config):
-        params = RodParams.create(length=0.1, radius=0.01, density=1000.0, young_modulus=1e6, damping=1e3,
-                                  planar=True, dtype=self.dtype)
-        return PlanarPCS(params, active_strains="pcc", actuation=GeneralizedActuation())
-
-    observation_dim = 3
-    action_dim = 1
-
-    def reset_task(self, key, model):
-        goal = jax.random.uniform(key, (1,), self.dtype, -10.0, 10.0)
-        z = jnp.zeros(1, self.dtype)
-        return {"goal": goal}, z, z, z
-
-    def command(self, model, ps, action):
-        return 0.05 * action
-
-    def observe(self, model, ps):
-        return jnp.concatenate([ps.q, ps.qd, ps.task["goal"]])
-
-    def reward_terms(self, model, prev, ps, action):
-        return {"error": -jnp.abs(ps.q[0] - ps.task["goal"][0]) / 10.0}
-
-
 def test_brax_ppo_learns_the_toy_task(tmp_path):
     from sorogym.agents.ppo import train_ppo
 
-    env = _BendToGoal()
+    env = BendToGoal()
     config = build_config({}, {
         "ppo.num_timesteps": 60_000, "ppo.num_envs": 64, "ppo.batch_size": 64, "ppo.num_minibatches": 4,
         "ppo.unroll_length": 10, "ppo.num_updates_per_batch": 4, "ppo.num_evals": 2, "ppo.learning_rate": 3e-3,
