@@ -3,6 +3,7 @@
 * :mod:`~sorogym.agents.config`: YAML run configs, dotted overrides, validation;
 * :mod:`~sorogym.agents.ppo`: brax PPO through the training wrapper;
 * :mod:`~sorogym.agents.sb3`: the Stable-Baselines3 PPO baseline;
+* :mod:`~sorogym.agents.distill`: BC and DAgger from an env's expert (PPO warm starts);
 * :mod:`~sorogym.agents.evaluate`: parallel-episode evaluation of any policy;
 * :mod:`~sorogym.agents.checkpoint`: msgpack + JSON checkpoints;
 * :mod:`~sorogym.agents.runlog`: run folders, CSV/JSON/wandb logging, learning curves;

@@ -7,7 +7,8 @@
     sorogym list
 
 ``CONFIG`` is a YAML run config (see :mod:`sorogym.agents.config`), e.g.
-``configs/ppo/tendon_tracking.yaml``; overrides are dotted ``key=value`` pairs
+``configs/ppo/tendon_tracking.yaml`` (brax PPO), ``configs/sb3/...`` (SB3 PPO) or
+``configs/distill/...`` (BC / DAgger from the env's expert); overrides are dotted ``key=value`` pairs
 (``ppo.num_timesteps=200000``, ``env.max_tendon_force=20``, ``algo=sb3_ppo``).
 """
 
@@ -180,7 +181,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train an agent from a run config")
-    p.add_argument("config", help="YAML run config (configs/ppo/*.yaml, configs/sb3/*.yaml)")
+    p.add_argument("config", help="YAML run config (configs/ppo|sb3|distill/*.yaml)")
     p.add_argument("overrides", nargs="*", help="dotted key=value overrides")
     p.add_argument("--resume", help="run or checkpoint folder to continue from")
     p.add_argument("--export", help="also copy the results and last checkpoint to this folder")

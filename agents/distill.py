@@ -122,11 +122,11 @@ def make_rollout(env, expert, networks, num_envs: int, episode_length: int) -> C
 
 
 def _summary(out) -> dict:
-    from .evaluate import _summaries
+    from .evaluate import episode_statistics
 
     host = jax.tree.map(np.asarray, out)
     costs = host["cost"] if bool(host["has_cost"][0]) else None
-    return _summaries(host["reward"], host["alive"], host["metrics"], costs)
+    return episode_statistics(host["reward"], host["alive"], host["metrics"], costs)
 
 
 def make_update(networks, optimizer, updates: int, batch_size: int, action_clip: float,

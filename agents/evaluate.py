@@ -27,8 +27,10 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def _summaries(rewards, alive, metrics, costs):
-    """Episode statistics from per-step arrays ``(T, B)`` (numpy)."""
+def episode_statistics(rewards, alive, metrics, costs=None) -> dict:
+    """The statistics of the module docstring from per-step arrays ``(T, B)`` (numpy):
+    ``rewards``, ``alive`` (1 until the episode terminated), the env ``metrics`` (a dict) and
+    ``costs`` (None where the env reports no cost), as :func:`rollout_arrays` returns them."""
     steps = np.maximum(alive.sum(0), 1)
     returns = (rewards * alive).sum(0)
     last = np.maximum(alive.sum(0) - 1, 0).astype(int)
@@ -57,6 +59,17 @@ def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 
     """Run ``num_episodes`` parallel episodes of ``env`` under ``policy``; see the module
     docstring for the returned statistics. ``policy_input="state"`` passes the batched
     brax ``State`` instead of the observations (experts, :class:`sorogym.env.Expert`)."""
+    return episode_statistics(*rollout_arrays(env, policy, num_episodes, seed, episode_length, jax_policy,
+                                              policy_input))
+
+
+def rollout_arrays(env, policy: Callable, num_episodes: int = 128, seed: int = 0,
+                   episode_length: int | None = None, jax_policy: bool = True, policy_input: str = "obs"):
+    """The per-step arrays behind :func:`evaluate_policy`: ``(rewards, alive, metrics,
+    costs)``, each ``(T, num_episodes)`` numpy (``metrics`` a dict of them, ``costs`` None
+    where the env reports no cost). Columns are episodes, so one rollout can hold several
+    policies side by side (a policy that picks its action per column) and
+    :func:`episode_statistics` summarises any subset of columns."""
     if policy_input not in ("obs", "state"):
         raise ValueError(f"policy_input: 'obs' or 'state', got {policy_input!r}")
     if policy_input == "state" and not jax_policy:
@@ -107,7 +120,7 @@ def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 
         alive = np.stack([r[1] for r in rows])
         metrics = {k: np.stack([r[2][k] for r in rows]) for k in rows[0][2]}
         costs = np.stack([r[3] for r in rows])
-    return _summaries(rewards, alive, metrics, costs if has_cost[-1] else None)
+    return rewards, alive, metrics, (costs if has_cost[-1] else None)
 
 
 def ppo_policy(params, networks, deterministic: bool = True) -> Callable:

@@ -46,7 +46,7 @@ def test_config_files_load_and_validate():
 
     from sorogym.agents.sweep import load_sweep
 
-    paths = sorted(glob.glob("configs/ppo/*.yaml") + glob.glob("configs/sb3/*.yaml"))
+    paths = sorted(glob.glob("configs/ppo/*.yaml") + glob.glob("configs/sb3/*.yaml") + glob.glob("configs/distill/*.yaml"))
     assert len(paths) >= 4
     for path in paths:
         config = load_config(path)

@@ -1,0 +1,138 @@
+"""Trained policies against the env experts: one table from the committed run folders.
+
+For each env folder under ``results/`` (``tendon_tracking``, ``tendon_reaching``,
+``contact_safe_reaching``) it reads the final 128-episode evaluations (``eval.json``, all
+with seed 10000, so every row saw the same episodes) of
+
+* ``ppo/``: brax PPO from scratch,
+* ``dagger/`` (or ``bc/``): the student distilled from an expert, whose ``eval.json`` also
+  holds its expert's evaluation on the same episodes (the ``expert/...`` row),
+* ``ppo_warm/``: brax PPO warm-started from that student (``ppo.init_from``),
+
+and writes ``results/policies.json`` / ``results/policies.md`` (printed) and, where both a
+cold and a warm PPO run exist, ``results/<env>/warm_start.png``: step-wise success against
+env steps and wall time. Nothing is trained here; each run folder's
+``config.yaml`` records the command's resolved config.
+
+    python scripts/compare_policies.py
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _runinfo import ROOT  # noqa: E402
+
+ENVS = {"tendon_tracking": "TendonTracking-v0", "tendon_reaching": "TendonReaching-v0",
+        "contact_safe_reaching": "ContactSafeReaching-v0"}
+RUNS = ("ppo", "bc", "dagger", "ppo_warm")
+LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}
+ERROR = {"TendonTracking-v0": "tracking_error"}  # others: goal_distance
+
+
+def _row(env: str, policy: str, ev: dict, train: dict | None) -> dict:
+    error = ERROR.get(env, "goal_distance")
+    row = {"env": env, "policy": policy, "episodes": ev["num_episodes"], "success": ev["success"],
+           "final_success": ev["final/success"], "error_metric": error, "error_mean": ev[error],
+           "error_final": ev[f"final/{error}"], "return_mean": ev["return_mean"]}
+    if "max/peak_contact_force" in ev:
+        row["peak_contact_force_max"] = ev["max/peak_contact_force"]
+        row["cost_mean"] = ev.get("cost_mean")
+    if train is not None:
+        row["env_steps"] = train.get("env_steps")
+        row["train_wall_s"] = train.get("train_wall_s")
+    return row
+
+
+def collect(results: Path) -> list[dict]:
+    rows = []
+    for folder, env in ENVS.items():
+        for run in RUNS:
+            path = results / folder / run / "eval.json"
+            if not path.is_file():
+                continue
+            ev = json.loads(path.read_text())
+            if "expert" in ev:
+                rows.append(_row(env, f"expert/{ev['expert']['kind'].split('/', 1)[1]}", ev["expert"], None))
+            rows.append(_row(env, LABELS[run], ev, ev))
+    return rows
+
+
+def markdown(rows) -> str:
+    lines = ["| env | policy | step success | final success | mean error | peak force [N] | cost | env steps | train wall [s] |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        force = f"{r['peak_contact_force_max']:.2f}" if "peak_contact_force_max" in r else "-"
+        cost = f"{r['cost_mean']:.3f}" if r.get("cost_mean") is not None else "-"
+        steps = f"{r['env_steps'] / 1e6:.2f}M" if r.get("env_steps") else "-"
+        wall = f"{r['train_wall_s']:.0f}" if r.get("train_wall_s") else "-"
+        lines.append(f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
+                     f"{1e3 * r['error_mean']:.2f} mm | {force} | {cost} | {steps} | {wall} |")
+    return "\n".join(lines)
+
+
+def _curve(path: Path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return ([int(r["step"]) for r in rows], [float(r["wall_s"]) for r in rows], [float(r["success"]) for r in rows])
+
+
+def warm_start_plot(results: Path, folder: str) -> Path | None:
+    cold, warm = results / folder / "ppo" / "metrics.csv", results / folder / "ppo_warm" / "metrics.csv"
+    student = results / folder / "dagger" / "metrics.csv"
+    if not (cold.is_file() and warm.is_file()):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    curves = [("PPO from scratch", cold, "C0"), ("PPO warm-started from DAgger", warm, "C1")]
+    if student.is_file():
+        curves.insert(0, ("DAgger student (collected steps)", student, "C2"))
+    warm_offset = 0.0
+    if student.is_file():  # the warm run's clock starts after distillation
+        warm_offset = json.loads((results / folder / "dagger" / "eval.json").read_text()).get("train_wall_s", 0.0)
+    for label, path, color in curves:
+        steps, wall, success = _curve(path)
+        shift = warm_offset if "warm" in label else 0.0
+        axes[0].plot([s / 1e6 for s in steps], success, "o-", color=color, label=label, ms=3)
+        axes[1].plot([w + shift for w in wall], success, "o-", color=color, label=label, ms=3)
+    for ax in axes:
+        ax.axhline(0.9, color="0.6", lw=0.8, ls="--")
+        ax.grid(alpha=0.3)
+    axes[0].set(xlabel="env steps [M] (PPO's own)", ylabel="step-wise success (brax eval, 64 episodes)")
+    axes[1].set(xlabel="wall time [s] (warm start: incl. distillation)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{ENVS[folder]}: warm start")
+    fig.tight_layout()
+    out = results / folder / "warm_start.png"
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def main() -> int:
+    results = ROOT / "results"
+    rows = collect(results)
+    table = markdown(rows)
+    (results / "policies.json").write_text(json.dumps(rows, indent=2))
+    header = ("# Trained policies vs experts (128 episodes each, seed 10000: the same episodes in every row)\n\n"
+              "Generated by `scripts/compare_policies.py` from the run folders under `results/<env>/`.\n\n")
+    (results / "policies.md").write_text(header + table + "\n")
+    print(table)
+    for folder in ENVS:
+        out = warm_start_plot(results, folder)
+        if out is not None:
+            print(f"wrote {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
