@@ -10,7 +10,7 @@ algorithm and that algorithm's settings::
     seed: 0
     ppo: {num_timesteps: 2000000, num_envs: 256, ...}
     sb3_ppo: {total_timesteps: 200000, n_envs: 16, ...}
-    distill: {expert: null, rounds: 5, ...}   # bc / dagger
+    distill: {expert: null, rounds: 10, ...}   # bc / dagger
     eval: {num_episodes: 128, deterministic: true}
     logging: {wandb: offline, project: sorogym, video: true}
 
@@ -92,10 +92,10 @@ class DistillConfig:
     student's networks are the ``ppo`` section's, so it warm-starts PPO."""
 
     expert: str | None = None  # expert kind (env.expert_kinds); None: the env's default
-    rounds: int = 5  # data-collection rounds of num_envs full episodes each
+    rounds: int = 10  # data-collection rounds of num_envs full episodes each
     num_envs: int = 128
     beta_decay: float = 0.0  # dagger: P(expert acts) in round i >= 1 is beta_decay ** i
-    updates_per_round: int = 2000  # Adam steps after each round
+    updates_per_round: int = 4000  # Adam steps after each round
     batch_size: int = 512
     learning_rate: float = 1e-3
     action_clip: float = 0.995  # expert actions clipped to +-this for the tanh likelihood

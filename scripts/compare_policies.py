@@ -5,11 +5,12 @@ For each env folder under ``results/`` (``tendon_tracking``, ``tendon_reaching``
 with seed 10000, so every row saw the same episodes) of
 
 * ``ppo/``: brax PPO from scratch,
-* ``dagger/`` (or ``bc/``): the student distilled from an expert, whose ``eval.json`` also
-  holds its expert's evaluation on the same episodes (the ``expert/...`` row),
+* ``bc/``, ``dagger/``: students distilled from an expert (their ``eval.json`` also holds
+  the expert on the same episodes),
 * ``ppo_warm/``: brax PPO warm-started from that student (``ppo.init_from``),
 
-and writes ``results/policies.json`` / ``results/policies.md`` (printed) and, where both a
+next to the experts and the random policy of ``results/experts.json`` (same seed and
+episodes), and writes ``results/policies.json`` / ``results/policies.md`` (printed) and, where both a
 cold and a warm PPO run exist, ``results/<env>/warm_start.png``: step-wise success against
 env steps and wall time. Nothing is trained here; each run folder's
 ``config.yaml`` records the command's resolved config.
@@ -50,16 +51,26 @@ def _row(env: str, policy: str, ev: dict, train: dict | None) -> dict:
 
 
 def collect(results: Path) -> list[dict]:
+    """Per env: the experts and the random policy from ``results/experts.json`` (written by
+    ``scripts/evaluate_experts.py`` with the same seed and episode count), then the trained
+    runs found under ``results/<env>/``."""
+    experts = json.loads((results / "experts.json").read_text())
+    experts = experts["rows"] if isinstance(experts, dict) else experts
     rows = []
     for folder, env in ENVS.items():
+        for r in experts:
+            if r["env"] == env:
+                keep = ("env", "policy", "episodes", "success", "final_success", "error_metric", "error_mean",
+                        "error_final", "return_mean", "peak_contact_force_max", "cost_mean")
+                rows.append({k: r[k] for k in keep if k in r})
         for run in RUNS:
             path = results / folder / run / "eval.json"
-            if not path.is_file():
-                continue
-            ev = json.loads(path.read_text())
-            if "expert" in ev:
-                rows.append(_row(env, f"expert/{ev['expert']['kind'].split('/', 1)[1]}", ev["expert"], None))
-            rows.append(_row(env, LABELS[run], ev, ev))
+            if path.is_file():
+                ev = json.loads(path.read_text())
+                label = LABELS[run]
+                if "expert" in ev:  # a student: name its teacher
+                    label += f" of {ev['expert']['kind'].split('/', 1)[1]}"
+                rows.append(_row(env, label, ev, ev))
     return rows
 
 
