@@ -143,7 +143,7 @@ def test_cli_distils_checkpoints_and_evaluates_with_the_expert(tmp_path, monkeyp
     """``sorogym train configs/distill/...`` end to end (train -> checkpoint -> evaluate with
     the expert alongside -> ``sorogym evaluate``), on the toy env to keep compilation short."""
     monkeypatch.setattr(cli, "_make_env", lambda name, overrides: BendToGoal())
-    overrides = {"distill.rounds": 1, "distill.num_envs": 4, "distill.updates_per_round": 5, "distill.batch_size": 8,
+    overrides = {"distill.expert": None, "distill.rounds": 1, "distill.num_envs": 4, "distill.updates_per_round": 5, "distill.batch_size": 8,
                  "ppo.policy_hidden_layer_sizes": [8], "ppo.value_hidden_layer_sizes": [8], "eval.num_episodes": 4,
                  "logging.video": False, "logging.wandb": "disabled", "logging.output_root": str(tmp_path)}
     args = ["train", "configs/distill/tendon_reaching.yaml", "--run-id", "bc", "--quiet", "algo=bc"]

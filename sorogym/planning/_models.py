@@ -1,0 +1,104 @@
+"""Planning views of the simulation models, and sphere obstacles.
+
+A *planning model* is anything with the interface of :class:`~sorogym.planning.PCCRobot`
+that the solvers use: ``dim``, ``bounds()``, ``project(q)``, ``in_bounds(q)``,
+``sample(key, num)``, ``end_pose(q)`` (4x4, world frame), ``backbone_points(q)`` ``(P, 3)``
+and ``radius`` [m]. :class:`PCSPlanningModel` gives a spatial PCS model (the robot an
+environment simulates) that interface in its own strain coordinates.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+
+class PCSPlanningModel(eqx.Module):
+    """A spatial :class:`~sorogym.models.PCS` model seen by the planners: configuration =
+    its active strain coordinates ``q`` ``(n,)``, box-bounded by ``lower``/``upper``
+    (``(n,)``, finite), end effector = the tip frame, collision points = ``points`` backbone
+    points spread evenly over the length (tip included), radius = the largest segment
+    radius."""
+
+    model: eqx.Module
+    lower: Array
+    upper: Array
+    arc_lengths: Array
+    radius: float = eqx.field(static=True)
+
+    def __init__(self, model, lower, upper, points: int = 20):
+        if getattr(model, "planar", True):
+            raise ValueError("PCSPlanningModel: needs a spatial PCS model (planar models have no SE(3) pose)")
+        n = model.num_dofs
+        lower, upper = np.asarray(lower, float), np.asarray(upper, float)
+        lower, upper = np.broadcast_to(lower, (n,)).copy(), np.broadcast_to(upper, (n,)).copy()
+        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)):
+            raise ValueError(f"lower/upper: need finite bounds with lower < upper for all {n} coordinates")
+        if int(points) < 1:
+            raise ValueError(f"points: must be >= 1, got {points}")
+        self.model = model
+        dtype = model.params.length.dtype
+        self.lower, self.upper = jnp.asarray(lower, dtype), jnp.asarray(upper, dtype)
+        total = float(np.sum(np.asarray(model.params.length)))
+        self.arc_lengths = jnp.asarray(np.linspace(total / points, total, points), dtype)
+        self.radius = float(np.max(np.asarray(model.params.radius)))
+
+    @property
+    def dim(self) -> int:
+        return self.model.num_dofs
+
+    def bounds(self) -> tuple[Array, Array]:
+        return self.lower, self.upper
+
+    def project(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        return jnp.clip(q, self.lower.astype(q.dtype), self.upper.astype(q.dtype))
+
+    def in_bounds(self, q: Float[Array, " n"], tol: float = 1e-9) -> Array:
+        return jnp.all((q >= self.lower - tol) & (q <= self.upper + tol))
+
+    def sample(self, key: Array, num: int, dtype=None) -> Float[Array, "num n"]:
+        dtype = dtype or self.lower.dtype
+        return jax.random.uniform(key, (num, self.dim), dtype, self.lower.astype(dtype), self.upper.astype(dtype))
+
+    def end_pose(self, q: Float[Array, " n"]) -> Float[Array, "4 4"]:
+        return self.model.forward_kinematics(q, self.arc_lengths[-1].astype(q.dtype))
+
+    def backbone_points(self, q: Float[Array, " n"]) -> Float[Array, "P 3"]:
+        return self.model.backbone_positions(q, self.arc_lengths.astype(q.dtype))
+
+
+class Spheres(eqx.Module):
+    """Spherical obstacles: ``centers`` ``(S, 3)`` [m] and ``radii`` ``(S,)`` [m]."""
+
+    centers: Array
+    radii: Array
+
+    def __init__(self, centers, radii):
+        centers = np.asarray(centers, float).reshape(-1, 3)
+        radii = np.broadcast_to(np.asarray(radii, float), (centers.shape[0],)).copy()
+        if not (np.all(np.isfinite(centers)) and np.all(np.isfinite(radii)) and np.all(radii > 0)):
+            raise ValueError("Spheres: centers must be finite and radii finite and positive")
+        self.centers, self.radii = jnp.asarray(centers), jnp.asarray(radii)
+
+    @property
+    def count(self) -> int:
+        return int(self.centers.shape[0])
+
+    def clearance(self, points: Float[Array, "P 3"], inflate: float = 0.0) -> Float[Array, "P S"]:
+        """Signed distance [m] from each point to each sphere's surface grown by
+        ``inflate`` (e.g. the robot radius); negative inside."""
+        from sorogym.contact import sphere_clearances
+
+        inflate = jnp.full(points.shape[:1], inflate, points.dtype)
+        return sphere_clearances(points, inflate, self.centers.astype(points.dtype), self.radii.astype(points.dtype))
+
+    @classmethod
+    def lattice(cls, shape=(3, 3, 3), spacing=(0.8, 0.8, 1.0), radius: float = 0.2, origin=(0.0, 0.0, 0.0)):
+        """A regular lattice of equal spheres centred on ``origin`` (the 27-sphere case:
+        ``shape=(3, 3, 3)``, spacing 0.8/0.8/1.0 m, radius 0.2 m)."""
+        axes = [(np.arange(k) - (k - 1) / 2) * s for k, s in zip(shape, spacing)]
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3) + np.asarray(origin)
+        return cls(grid, radius)
