@@ -50,16 +50,22 @@ def lattice_obstacles() -> Spheres:
     return Spheres.lattice(shape=(3, 3, 3), spacing=(0.8, 0.8, 1.0), radius=0.2, origin=(0.0, 0.0, 1.5))
 
 
-def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0):
+def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rounds=50):
     """End poses of ``count`` random configurations (collision-free ones with obstacles)."""
     poses = []
-    while sum(p.shape[0] for p in poses) < count:
+    for _ in range(max_rounds):
+        if sum(p.shape[0] for p in poses) >= count:
+            break
         key, sub = jax.random.split(key)
         qs = robot.sample(sub, 4 * count, jnp.float64)
         if obstacles is not None:
             clear = jax.vmap(lambda q: jnp.min(obstacles.clearance(robot.backbone_points(q), robot.radius)))(qs)
             qs = qs[np.asarray(clear) > min_clearance]
         poses.append(jax.vmap(robot.end_pose)(qs))
+    found = sum(p.shape[0] for p in poses)
+    if found < count:
+        raise RuntimeError(f"only {found} of {count} collision-free configurations in {max_rounds} rounds of "
+                           f"{4 * count} samples: the obstacles leave too little free space")
     return jnp.concatenate(poses)[:count]
 
 
