@@ -28,26 +28,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _runinfo import ROOT  # noqa: E402
+from evaluate_experts import row as expert_row  # noqa: E402
 
 ENVS = {"tendon_tracking": "TendonTracking-v0", "tendon_reaching": "TendonReaching-v0",
         "contact_safe_reaching": "ContactSafeReaching-v0"}
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}
-ERROR = {"TendonTracking-v0": "tracking_error"}  # others: goal_distance
 
 
-def _row(env: str, policy: str, ev: dict, train: dict | None) -> dict:
-    error = ERROR.get(env, "goal_distance")
-    row = {"env": env, "policy": policy, "episodes": ev["num_episodes"], "success": ev["success"],
-           "final_success": ev["final/success"], "error_metric": error, "error_mean": ev[error],
-           "error_final": ev[f"final/{error}"], "return_mean": ev["return_mean"]}
-    if "max/peak_contact_force" in ev:
-        row["peak_contact_force_max"] = ev["max/peak_contact_force"]
-        row["cost_mean"] = ev.get("cost_mean")
-    if train is not None:
-        row["env_steps"] = train.get("env_steps")
-        row["train_wall_s"] = train.get("train_wall_s")
-    return row
+def _row(env: str, policy: str, ev: dict) -> dict:
+    """A trained run's row: the expert table's columns plus env steps and training time."""
+    out = expert_row(env, policy, ev, 0.0)
+    out.pop("seconds")  # the evaluation time of the expert table; here train_wall_s
+    out.update({"env_steps": ev.get("env_steps"), "train_wall_s": ev.get("train_wall_s")})
+    return out
 
 
 def collect(results: Path) -> list[dict]:
@@ -70,7 +64,7 @@ def collect(results: Path) -> list[dict]:
                 label = LABELS[run]
                 if "expert" in ev:  # a student: name its teacher
                     label += f" of {ev['expert']['kind'].split('/', 1)[1]}"
-                rows.append(_row(env, label, ev, ev))
+                rows.append(_row(env, label, ev))
     return rows
 
 
