@@ -2,8 +2,10 @@
 
 A *planning model* is anything with the interface of :class:`~sorogym.planning.PCCRobot`
 that the solvers use: ``dim``, ``bounds()``, ``project(q)``, ``in_bounds(q)``,
-``sample(key, num)``, ``end_pose(q)`` (4x4, world frame), ``backbone_points(q)`` ``(P, 3)``
-and ``radius`` [m]. :class:`PCSPlanningModel` gives a spatial PCS model (the robot an
+``sample(key, num)``, ``interpolate(q0, q1, s)``, ``end_pose(q)`` (4x4, world frame),
+``backbone_points(q)`` ``(P, 3)`` and ``radius`` [m]; optionally ``tendon_lengths(q)`` (the
+trajectory rate terms act on it; on ``q`` otherwise) and ``unwrap(Q)`` (periodic
+coordinates made continuous along a trajectory). :class:`PCSPlanningModel` gives a spatial PCS model (the robot an
 environment simulates) that interface in its own strain coordinates.
 """
 
@@ -62,6 +64,10 @@ class PCSPlanningModel(eqx.Module):
     def sample(self, key: Array, num: int, dtype=None) -> Float[Array, "num n"]:
         dtype = dtype or self.lower.dtype
         return jax.random.uniform(key, (num, self.dim), dtype, self.lower.astype(dtype), self.upper.astype(dtype))
+
+    def interpolate(self, q0: Float[Array, " n"], q1: Float[Array, " n"], s) -> Float[Array, " n"]:
+        """Straight-line interpolation in strain coordinates (``s`` in [0, 1])."""
+        return (1 - s) * q0 + s * q1
 
     def end_pose(self, q: Float[Array, " n"]) -> Float[Array, "4 4"]:
         return self.model.forward_kinematics(q, self.arc_lengths[-1].astype(q.dtype))

@@ -133,6 +133,25 @@ class PCCRobot(eqx.Module):
         upper = jnp.where(jnp.isfinite(upper), upper, 2 * jnp.pi).astype(dtype)
         return jax.random.uniform(key, (num, self.dim), dtype, lower, upper)
 
+    def unwrap(self, Q: Float[Array, "T n"]) -> Float[Array, "T n"]:
+        """A trajectory ``Q`` with the azimuths unwrapped along axis 0 (no jumps of 2 pi)."""
+        v = Q.reshape(Q.shape[0], self.num_segments, self.vars_per_segment)
+        return v.at[:, :, 1].set(jnp.unwrap(v[:, :, 1], axis=0)).reshape(Q.shape)
+
+    def interpolate(self, q0: Float[Array, " n"], q1: Float[Array, " n"], s) -> Float[Array, " n"]:
+        """The configuration a fraction ``s`` in [0, 1] of the way from ``q0`` to ``q1`` on
+        the straight line in the bending-vector coordinates ``theta (cos phi, sin phi)``
+        (and ``L``) of every segment: the straight line in tendon-length space, smooth
+        through straight segments. Azimuths come out in ``(-pi, pi]``."""
+        t0, p0, L0 = self.segment_parameters(q0)
+        t1, p1, L1 = self.segment_parameters(q1)
+        bx = (1 - s) * t0 * jnp.cos(p0) + s * t1 * jnp.cos(p1)
+        by = (1 - s) * t0 * jnp.sin(p0) + s * t1 * jnp.sin(p1)
+        theta = jnp.sqrt(bx**2 + by**2 + jnp.finfo(q0.dtype).tiny)
+        phi = jnp.where(theta > 1e-12, jnp.arctan2(by, bx), (1 - s) * p0 + s * p1)
+        parts = [theta, phi] + ([(1 - s) * L0 + s * L1] if self.extensible else [])
+        return jnp.stack(parts, axis=-1).reshape(-1)
+
     # -- kinematics ---------------------------------------------------------------------
 
     def _twists(self, q) -> Array:
