@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import clf_cbf_control, quasi_static_tension_control, tip_distance
+from sorogym.control import clf_cbf_control, equilibrium_from_rest, quasi_static_tension_control, tip_distance
 
 
 def tip_kinematics(model, q, qd):
@@ -123,20 +123,12 @@ def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterat
     dtype = model.params.length.dtype
     active = jax.random.bernoulli(k1, 0.5, (num_goals, m))
     tensions = active * jax.random.uniform(k2, (num_goals, m), dtype, 0.0, max_tension)
-    S = model.stiffness_matrix()
 
     def residual(q, u):
-        return model.actuation_force(q, u) - model.gravitational_force(q) - S @ q
+        return model.actuation_force(q, u) - model.potential_force(q)
 
     def solve(u):
-        def body(q, k):
-            uk = u * jnp.minimum(1.0, (k + 1.0) / ramp)
-            r = residual(q, uk)
-            Jr = jax.jacfwd(residual)(q, uk)
-            dq = jnp.linalg.solve(Jr, -r)
-            return q + dq, None
-
-        q, _ = jax.lax.scan(body, jnp.zeros(n, dtype), jnp.arange(iterations, dtype=dtype))
+        q = equilibrium_from_rest(model, u, iterations, ramp)
         scale = jnp.linalg.norm(model.actuation_force(jnp.zeros(n, dtype), u)) + jnp.linalg.norm(model.gravitational_force(jnp.zeros(n, dtype))) + 1e-6
         pose = model.forward_kinematics(q, model.total_length)
         return q, pose[:3, 3], pose[:3, 0], jnp.linalg.norm(residual(q, u)) / scale

@@ -17,6 +17,19 @@ refined, 200 LM iterations in all: 40 coarse + 160 fine). Success: pose error
 All targets of a case go through the solver in one batch. Time is the wall time of the
 compiled solve (compilation reported separately).
 
+Path following (Table III protocol): the 3-segment inextensible robot follows a square, a
+sinusoid and a letter "R" of 150 reference poses (0.2 m across, constant orientation, in
+the tool x-y plane of the configuration ``PATH_CENTER``; every waypoint is reachable on
+its own). Reported: position and rotation error over the waypoints, time per path.
+
+Trajectory planning (Sec. V-C protocol): random scenes of 27 spheres (radii uniform in
+[0.15, 0.30] m, centres uniform in the 3 x 3 x 3 m cube around the base; spheres within
+0.3 m of the base are redrawn), collision-free start/goal pairs whose end effectors are at
+least 0.1 x 3 m apart; 33-waypoint trajectories planned with the roadmap (512 nodes,
+8 neighbours) and the straight line as candidates, and with the straight line alone.
+Success: collision-free (checked densely between waypoints) and within the tendon speed
+limit.
+
     .venv/bin/python scripts/bench_planning.py [--quick] [--device-tag cpu]
 
 Writes results/bench/planning_<tag>[_quick].json and .md and prints the table.
@@ -40,7 +53,23 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _runinfo import ROOT, run_metadata  # noqa: E402
-from sorogym.planning import SUCCESS, PCCRobot, Spheres, make_ik_solver  # noqa: E402
+from sorogym.lie import so3  # noqa: E402
+from sorogym.planning import (  # noqa: E402
+    PATH_KINDS,
+    SUCCESS,
+    PCCRobot,
+    Spheres,
+    build_roadmap,
+    make_ik_solver,
+    make_path_follower,
+    make_trajectory_refiner,
+    plan_trajectory,
+    reference_path,
+    sample_free,
+)
+
+PATH_CENTER = (0.8, 0.5, 1.2, 2.5, 0.6, 1.0)  # a generic configuration of the 3-segment robot
+PAPER_PATHS = {"square": (3.03, 0.47, 0.115), "sinusoid": (3.76, 0.25, 0.080), "letter": (3.63, 0.57, 0.122)}
 
 PAPER = {  # CR-Solver, Tables I and II (its CPU figure: 404.29 s for 1000 targets)
     ("free", 3, False): {"success": 1.0, "cpu_s": 404.29, "gpu_s": 0.46, "error": 3.74e-4},
@@ -100,6 +129,89 @@ def run_case(name, segments, extensible, count, seeds, best, coarse, fine):
     }
 
 
+def run_paths(num_waypoints: int, size: float = 0.2):
+    robot = PCCRobot(3, length=1.0, radius=0.1)
+    frame = np.asarray(robot.end_pose(jnp.asarray(PATH_CENTER)))
+    follow = make_path_follower(robot, num_seeds=32, num_best=4)
+    rows = []
+    for kind in PATH_KINDS:
+        refs = jnp.asarray(reference_path(kind, frame, size, num_waypoints))
+        t0 = time.perf_counter()
+        jax.block_until_ready(follow(refs, jax.random.PRNGKey(0)))
+        compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = jax.block_until_ready(follow(refs, jax.random.PRNGKey(1)))
+        seconds = time.perf_counter() - t0
+        poses = jax.vmap(robot.end_pose)(result.q)
+        rot = np.degrees(np.asarray(jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a.T @ b)))(poses[:, :3, :3],
+                                                                                               refs[:, :3, :3])))
+        pos = 1e3 * np.asarray(result.position_error)
+        paper = PAPER_PATHS[kind]
+        rows.append({"path": kind, "waypoints": num_waypoints, "size_m": size, "seconds": seconds,
+                     "compile_s": compile_s, "position_error_mm_mean": float(pos.mean()),
+                     "position_error_mm_max": float(pos.max()), "rotation_error_deg_mean": float(rot.mean()),
+                     "rotation_error_deg_max": float(rot.max()), "max_tendon_speed": float(result.max_tendon_speed),
+                     "paper_position_error_mm": paper[0], "paper_rotation_error_deg": paper[1],
+                     "paper_gpu_s": paper[2]})
+        r = rows[-1]
+        print(f"path {kind:8s} position error {r['position_error_mm_mean']:.4f} mm (max {r['position_error_mm_max']:.4f}), "
+              f"rotation {r['rotation_error_deg_mean']:.4f} deg, {seconds:.2f} s", flush=True)
+    return rows
+
+
+def random_scene(rng, count=27, half=1.5, radii=(0.15, 0.30), base_clearance=0.3) -> Spheres:
+    centers, rs = [], []
+    while len(centers) < count:
+        c, r = rng.uniform(-half, half, 3), rng.uniform(*radii)
+        if np.linalg.norm(c) > r + base_clearance:
+            centers.append(c)
+            rs.append(r)
+    return Spheres(np.array(centers), np.array(rs))
+
+
+def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
+    robot = PCCRobot(3, length=1.0, radius=0.1)
+    rng = np.random.default_rng(0)
+    records = {"roadmap": [], "linear": []}
+    build_s = []
+    for scene in range(scenes):
+        obstacles = random_scene(rng)
+        t0 = time.perf_counter()
+        roadmap = build_roadmap(robot, jax.random.PRNGKey(100 + scene), obstacles, nodes, 8, margin=0.01)
+        build_s.append(time.perf_counter() - t0)
+        refiner = make_trajectory_refiner(robot, obstacles)
+        ends = sample_free(robot, jax.random.PRNGKey(200 + scene), 8 * pairs, obstacles, 0.01)
+        tips = np.asarray(jax.vmap(robot.end_pose)(ends)[:, :3, 3])
+        starts, goals = [], []
+        for i in range(0, ends.shape[0] - 1, 2):
+            if np.linalg.norm(tips[i] - tips[i + 1]) >= 0.1 * 3.0 and len(starts) < pairs:
+                starts.append(ends[i])
+                goals.append(ends[i + 1])
+        for warm in (roadmap, None):  # compile for two candidates and for one
+            plan_trajectory(robot, starts[0], goals[0], obstacles, warm, horizon, refiner=refiner)
+        for start, goal in zip(starts, goals):
+            for mode in ("roadmap", "linear"):
+                t0 = time.perf_counter()
+                plan = plan_trajectory(robot, start, goal, obstacles, roadmap if mode == "roadmap" else None, horizon,
+                                       refiner=refiner)
+                seconds = time.perf_counter() - t0
+                records[mode].append({"success": plan.success, "seconds": seconds,
+                                      "path_length": float(plan.trajectory.path_length),
+                                      "initialization": plan.initialization})
+        print(f"scene {scene}: roadmap {np.mean([r['success'] for r in records['roadmap']]):.1%}, linear "
+              f"{np.mean([r['success'] for r in records['linear']]):.1%} so far", flush=True)
+    rows = []
+    for mode, recs in records.items():
+        ok = [r for r in recs if r["success"]]
+        rows.append({"initialization": mode, "queries": len(recs), "success": float(np.mean([r["success"] for r in recs])),
+                     "seconds_mean": float(np.mean([r["seconds"] for r in recs])),
+                     "path_length_mean": float(np.mean([r["path_length"] for r in ok])) if ok else None,
+                     "roadmap_chosen": int(sum(r["initialization"] == "roadmap" for r in recs)),
+                     "roadmap_build_s_mean": float(np.mean(build_s)) if mode == "roadmap" else None,
+                     "roadmap_nodes": nodes if mode == "roadmap" else None, "waypoints": horizon + 1})
+    return rows
+
+
 def markdown(rows, meta) -> str:
     lines = [f"{meta['device']}: {meta['cpu'].get('model')} ({meta['cpu'].get('cpu_count')} cores), jax {meta['versions']['jax']}, "
              f"float64, git {str(meta['git_revision'])[:8]}, {meta['date']}.", "",
@@ -114,6 +226,29 @@ def markdown(rows, meta) -> str:
                      f"{fmt(r['paper_cpu_s'], '{:.1f}')} | {fmt(r['paper_gpu_s'], '{:.2f}')} |")
     lines += ["", f"Solver: {rows[0]['seeds']} seeds, best {rows[0]['best']} refined, {rows[0]['iterations']} "
               "LM iterations in all; success = pose error < 0.01, in bounds, no penetration."]
+    return "\n".join(lines)
+
+
+def markdown_paths(rows) -> str:
+    lines = ["| path | waypoints | position error mean / max [mm] | rotation error mean / max [deg] | time [s] | "
+             "compile [s] | CR-Solver position [mm] | CR-Solver rotation [deg] | CR-Solver GPU [s] |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['path']} | {r['waypoints']} | {r['position_error_mm_mean']:.4f} / {r['position_error_mm_max']:.4f} | "
+                     f"{r['rotation_error_deg_mean']:.4f} / {r['rotation_error_deg_max']:.4f} | {r['seconds']:.2f} | "
+                     f"{r['compile_s']:.1f} | {r['paper_position_error_mm']} | {r['paper_rotation_error_deg']} | "
+                     f"{r['paper_gpu_s']} |")
+    return "\n".join(lines)
+
+
+def markdown_trajectories(rows) -> str:
+    lines = ["| initialisation | queries | success | mean time [s] | mean path length [m] | roadmap build [s] |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        length = "-" if r["path_length_mean"] is None else f"{r['path_length_mean']:.2f}"
+        build = "-" if r["roadmap_build_s_mean"] is None else f"{r['roadmap_build_s_mean']:.1f}"
+        name = "roadmap + line" if r["initialization"] == "roadmap" else "line only"
+        lines.append(f"| {name} | {r['queries']} | {100 * r['success']:.1f} % | {r['seconds_mean']:.2f} | {length} | {build} |")
     return "\n".join(lines)
 
 
@@ -132,12 +267,17 @@ def main() -> int:
         rows.append(run_case(name, n, ext, count, seeds, best, 40, 160))
         r = rows[-1]
         print(f"{name:8s} N={n} ext={ext!s:5s} success {100 * r['success']:.1f} % in {r['seconds']:.2f} s", flush=True)
+    path_rows = run_paths(40 if args.quick else 150)
+    trajectory_rows = run_trajectories(1 if args.quick else 3, 4 if args.quick else 20, 128 if args.quick else 512)
     meta = run_metadata(args.quick, ("jax", "jaxlib"), "PCC IK, CR-Solver protocol",
                         device=str(jax.devices()[0].device_kind))
     suffix = f"planning_{args.device_tag}" + ("_quick" if args.quick else "")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{suffix}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
-    table = markdown(rows, meta)
+    (args.out / f"{suffix}.json").write_text(json.dumps(
+        {"meta": meta, "rows": rows, "paths": path_rows, "trajectories": trajectory_rows}, indent=2))
+    table = "\n\n".join([markdown(rows, meta), "Path following (3 segments, inextensible):", markdown_paths(path_rows),
+                          "Trajectory planning (3 segments, random 27-sphere scenes):",
+                          markdown_trajectories(trajectory_rows)])
     (args.out / f"{suffix}.md").write_text(table + "\n")
     print(table)
     return 0

@@ -40,6 +40,7 @@ from ._reference import (
 from ._quasi_static import (
     bounded_least_squares_step,
     quasi_static_tension_control,
+    equilibrium_from_rest,
     static_equilibrium,
     static_tip_sensitivity,
 )
@@ -55,6 +56,6 @@ __all__ = [
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
     "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",
     "project_halfspace", "project_halfspace_box",
-    "bounded_least_squares_step", "quasi_static_tension_control", "static_equilibrium",
+    "bounded_least_squares_step", "quasi_static_tension_control", "static_equilibrium", "equilibrium_from_rest",
     "static_tip_sensitivity",
 ]

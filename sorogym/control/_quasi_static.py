@@ -35,6 +35,31 @@ def static_equilibrium(model, q: Float[Array, " n"], u: Float[Array, " m"], iter
     return jax.lax.fori_loop(0, iterations, body, q)
 
 
+def equilibrium_from_rest(model, u: Float[Array, " m"], iterations: int = 25, ramp: int = 10) -> Float[Array, " n"]:
+    """The equilibrium ``G(q) + K(q) = A(q) u`` on the branch connected to the unloaded
+    robot: Newton iterations from ``q = 0`` while the efforts ramp linearly from 0 to ``u``
+    over the first ``ramp`` iterations (continuation), ``iterations`` in all.
+
+    Differentiable in ``u`` by the implicit function theorem: the Newton loop runs without
+    gradients and one final Newton step from its result carries ``dq/du = (d/dq [G + K -
+    A u])^-1 A`` (exact once the loop has converged)."""
+    if not 1 <= ramp <= iterations:
+        raise ValueError(f"need 1 <= ramp <= iterations, got ramp={ramp}, iterations={iterations}")
+    n = model.num_dofs
+
+    def residual(q_, u_):
+        return model.potential_force(q_) - model.actuation_force(q_, u_)
+
+    u_fixed = jax.lax.stop_gradient(u)
+
+    def body(k, q_):
+        uk = u_fixed * jnp.minimum(1.0, (k + 1.0) / ramp)
+        return q_ - jnp.linalg.solve(jax.jacfwd(residual)(q_, uk), residual(q_, uk))
+
+    q = jax.lax.stop_gradient(jax.lax.fori_loop(0, iterations, body, jnp.zeros(n, u.dtype)))
+    return q - jnp.linalg.solve(jax.jacfwd(residual)(q, u_fixed), residual(q, u))
+
+
 def static_tip_sensitivity(model, q: Float[Array, " n"], u: Float[Array, " m"]) -> tuple[Array, Array]:
     """Tip position ``(3,)`` [m] at ``q`` and its static sensitivity to the efforts
     ``dx/du`` ``(3, m)`` [m per effort unit], linearised about the equilibrium through

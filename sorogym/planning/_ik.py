@@ -5,12 +5,15 @@ Residual of a configuration ``q`` for a target pose ``T*`` (or position ``p*``):
 
     r(q) = [ log(T(q)^-1 T*)  (6,)          pose targets: SE(3) log, angular first
              (or p(q) - p*)   (3,)          position targets
-             sqrt(w_c) max(margin - c_ks(q), 0)   for every backbone point k, sphere s ]
+             c(q)                           the model's constraint_residual, if it has one
+             sqrt(w_c) max(margin - min_s c_ks(q), 0)   for every backbone point k ]
 
 with ``c_ks`` the clearance between point ``k`` (grown by the robot radius) and sphere
-``s``. Box bounds are not penalised but enforced exactly: each step is projected onto them
+``s`` (one row per point, for its nearest sphere: 27 times fewer rows than one per pair
+in the 27-sphere lattice, and the same minimisers while spheres do not overlap). Box bounds are not penalised but enforced exactly: each step is projected onto them
 (azimuths wrapped). The solver minimises ``|r|^2 / 2`` by damped Gauss-Newton steps
 ``(J^T J + lam diag(J^T J) + lam eps I) dq = -J^T r`` with ``J`` from forward-mode AD,
+with variables held on a bound they push against left out of the step (active set),
 accepting a step only if it lowers the cost (then ``lam /= 3``, else ``lam *= 10``), so the
 cost never increases and a non-finite trial is rejected like any other bad step.
 
@@ -50,9 +53,14 @@ class IKResult(NamedTuple):
 
 
 def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[Array], Array], q0: Array,
-                        iterations: int, damping: float = 1e-3) -> tuple[Array, Array]:
+                        iterations: int, damping: float = 1e-3,
+                        bounds: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
     """``iterations`` projected LM steps from ``q0`` ``(n,)``; returns ``(q, cost)`` with
-    ``cost = |residual(q)|^2 / 2``. The cost is non-increasing; see the module docstring."""
+    ``cost = |residual(q)|^2 / 2``. The cost is non-increasing; see the module docstring.
+
+    With ``bounds = (lower, upper)``, variables sitting on a bound whose gradient points
+    out of the box are held fixed for the step (an active set): the step of the others is
+    then not spoiled by clipping a component that only pushes against its bound."""
 
     def cost_of(q):
         r = residual(q)
@@ -63,8 +71,15 @@ def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[A
         r = residual(q)
         J = jax.jacfwd(residual)(q)
         H = J.T @ J
-        A = H + lam * (jnp.diag(jnp.diag(H)) + 1e-9 * jnp.eye(q.shape[0], dtype=q.dtype))
-        dq = -jnp.linalg.solve(A, J.T @ r)
+        g = J.T @ r
+        eye = jnp.eye(q.shape[0], dtype=q.dtype)
+        A = H + lam * (jnp.diag(jnp.diag(H)) + 1e-9 * eye)
+        if bounds is not None:
+            lower, upper = bounds
+            fixed = ((q <= lower) & (g > 0)) | ((q >= upper) & (g < 0))
+            A = jnp.where(fixed[:, None] | fixed[None, :], eye, A)
+            g = jnp.where(fixed, 0.0, g)
+        dq = -jnp.linalg.solve(A, g)
         trial = project(q + dq)
         trial_cost = cost_of(trial)
         better = jnp.isfinite(trial_cost) & (trial_cost < cost)
@@ -91,9 +106,12 @@ def ik_residual(robot, q: Array, target: Array, obstacles=None, position_only: b
     """The residual of the module docstring for one configuration and one target
     (``(4, 4)`` pose or ``(3,)`` position)."""
     parts = [_target_error(robot, q, target, position_only)]
+    constraint = getattr(robot, "constraint_residual", None)
+    if constraint is not None:
+        parts.append(constraint(q))
     if obstacles is not None and obstacles.count:
         c = obstacles.clearance(robot.backbone_points(q), robot.radius)
-        parts.append(jnp.sqrt(collision_weight) * jnp.maximum(margin - c, 0.0).reshape(-1))
+        parts.append(jnp.sqrt(collision_weight) * jnp.maximum(margin - jnp.min(c, axis=-1), 0.0))
     return jnp.concatenate(parts)
 
 
@@ -123,9 +141,10 @@ def make_ik_solver(robot, obstacles=None, position_only: bool = False, num_seeds
     def solve_one(target, key):
         res = residual_for(target)
         seeds = robot.sample(key, num_seeds, target.dtype)
-        q, cost = jax.vmap(lambda q0: levenberg_marquardt(res, robot.project, q0, coarse_iterations))(seeds)
+        box = tuple(b.astype(target.dtype) for b in robot.bounds())
+        q, cost = jax.vmap(lambda q0: levenberg_marquardt(res, robot.project, q0, coarse_iterations, bounds=box))(seeds)
         best = jnp.argsort(jnp.where(jnp.isfinite(cost), cost, jnp.inf))[:num_best]
-        q, cost = jax.vmap(lambda q0: levenberg_marquardt(res, robot.project, q0, fine_iterations))(q[best])
+        q, cost = jax.vmap(lambda q0: levenberg_marquardt(res, robot.project, q0, fine_iterations, bounds=box))(q[best])
         q = q[jnp.argmin(jnp.where(jnp.isfinite(cost), cost, jnp.inf))]
         e = _target_error(robot, q, target, position_only)
         pos = robot.end_pose(q)[:3, 3]

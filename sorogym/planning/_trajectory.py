@@ -118,7 +118,7 @@ def _waypoint_residual(p: _Problem, q: Array, target: Array | None) -> Array:
         if p.obstacles is None or not p.obstacles.count:
             return jnp.zeros((0,), q.dtype)
         clearance = p.obstacles.clearance(p.robot.backbone_points(q), p.robot.radius)
-        return jnp.sqrt(c.collision_weight) * jnp.maximum(c.margin - clearance, 0.0).reshape(-1)
+        return jnp.sqrt(c.collision_weight) * jnp.maximum(c.margin - jnp.min(clearance, axis=-1), 0.0)
     r = ik_residual(p.robot, q, target, p.obstacles, p.position_only, c.margin, c.collision_weight)
     k = 3 if p.position_only else 6
     return jnp.concatenate([jnp.sqrt(c.tracking) * r[:k], r[k:]])
@@ -211,22 +211,28 @@ def optimize_trajectory(p: _Problem, Q0: Float[Array, "T n"], iterations: int, f
                         damping: float = 1e-3) -> tuple[Array, Array]:
     """``iterations`` LM steps on the whole trajectory from ``Q0``; waypoints with
     ``fixed[t]`` stay put. Steps are clipped to the robot's bounds (azimuths are not
-    wrapped: a trajectory's azimuths stay continuous). Returns ``(Q, cost)``; the cost is
+    wrapped: a trajectory's azimuths stay continuous), and variables on a bound they push
+    against sit the step out (active set, as in
+    :func:`~sorogym.planning.levenberg_marquardt`). Returns ``(Q, cost)``; the cost is
     non-increasing."""
     T, n = Q0.shape
     lower, upper = p.robot.bounds()
     lower, upper = lower.astype(Q0.dtype), upper.astype(Q0.dtype)
     free = jnp.ones((T,), bool) if fixed is None else ~jnp.asarray(fixed, bool)
     free_flat = jnp.repeat(free, n)
+    lower_flat, upper_flat = jnp.tile(lower, T), jnp.tile(upper, T)
     eye = jnp.eye(T * n, dtype=Q0.dtype)
 
     def step(carry, _):
         Q, lam, cost = carry
         _, g, A = normal_equations(p, Q)
-        A = jnp.where(free_flat[:, None] & free_flat[None, :], A, 0.0)
+        # active set: fixed waypoints and variables on a bound they push against stay put
+        q_flat = Q.reshape(-1)
+        pushing = ((q_flat <= lower_flat) & (g > 0)) | ((q_flat >= upper_flat) & (g < 0))
+        moving = free_flat & ~pushing
         A = A + lam * (jnp.diag(jnp.diag(A)) + 1e-9 * eye)
-        A = jnp.where(free_flat[:, None] | free_flat[None, :], A, eye)
-        dQ = -jnp.linalg.solve(A, jnp.where(free_flat, g, 0.0)).reshape(T, n)
+        A = jnp.where(moving[:, None] & moving[None, :], A, eye)
+        dQ = -jnp.linalg.solve(A, jnp.where(moving, g, 0.0)).reshape(T, n)
         trial = jnp.clip(Q + dQ, lower, upper)
         trial = jnp.where(free[:, None], trial, Q)
         trial_cost = trajectory_cost(p, trial)

@@ -1,0 +1,187 @@
+"""The static inverse problem of tendon-driven models: which admissible tendon tensions
+hold the robot in an equilibrium whose tip reaches a target?
+
+:class:`TendonStaticsModel` presents a tendon-driven PCS model (Hookean, ``K(q) = S q``) to
+the IK solvers with the configuration ``z = [q, u]``: strains ``q`` ``(n,)`` and tensions
+``u`` ``(m,)`` [N] in ``[lower, upper]`` (tendons only pull). Poses are those of ``q``, and
+the equilibrium enters as an extra residual (``constraint_residual``, appended by
+:func:`~sorogym.planning.ik_residual`)::
+
+    r_eq(q, u) = sqrt(w_eq) (q - S^-1 (A(q) u - G(q)))         (strain units)
+
+so one LM iteration costs one Jacobian of the kinematics and the forces, with no
+equilibrium solve inside (the penalty formulation of the planning problems). Seeds are
+random tensions with the strains of the linearised equilibrium about the rest shape.
+
+:func:`make_static_inverse_solver` runs the beam search on this model and then *verifies*
+each answer: it recomputes the equilibrium reached from rest under the returned tensions
+(:func:`sorogym.control.equilibrium_from_rest`, Newton continuation) and reports the error
+and status of that equilibrium, not of the penalised solution.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from sorogym.control import equilibrium_from_rest
+
+from ._models import PCSPlanningModel
+
+
+class TendonStaticsModel(eqx.Module):
+    """A tendon-driven spatial :class:`~sorogym.models.PCS` model for the static inverse
+    problem (module docstring): configuration ``z = [q (n), u (m)]``.
+
+    Args:
+        model: a spatial PCS model with tendon actuation and Hookean elasticity.
+        lower, upper: tension bounds [N] (scalars or ``(m,)``; ``0 <= lower < upper``).
+        strain_limit: box on the strains ``|q_i| <= strain_limit`` (their units: 1/m for
+            bending, 1 for elongation) keeping the search in the model's valid range.
+        equilibrium_weight: ``w_eq``.
+        points: backbone points for obstacle clearance (evenly spread, tip included).
+    """
+
+    model: eqx.Module
+    lower: Array
+    upper: Array
+    arc_lengths: Array
+    compliance: Array
+    radius: float = eqx.field(static=True)
+    strain_limit: float = eqx.field(static=True)
+    equilibrium_weight: float = eqx.field(static=True)
+
+    def __init__(self, model, lower=0.0, upper=1.0, strain_limit: float = 100.0, equilibrium_weight: float = 1.0,
+                 points: int = 20):
+        if getattr(model, "planar", True):
+            raise ValueError("TendonStaticsModel: needs a spatial PCS model (planar models have no SE(3) pose)")
+        m = int(model.num_actuators)
+        if m < 1:
+            raise ValueError("TendonStaticsModel: the model has no actuators")
+        lo = np.broadcast_to(np.asarray(lower, float), (m,)).copy()
+        hi = np.broadcast_to(np.asarray(upper, float), (m,)).copy()
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo >= 0) and np.all(lo < hi)):
+            raise ValueError(f"lower/upper: need finite tension bounds 0 <= lower < upper for all {m} tendons")
+        if not (np.isfinite(strain_limit) and strain_limit > 0):
+            raise ValueError(f"strain_limit: must be finite and > 0, got {strain_limit}")
+        if not (np.isfinite(equilibrium_weight) and equilibrium_weight > 0):
+            raise ValueError(f"equilibrium_weight: must be finite and > 0, got {equilibrium_weight}")
+        if int(points) < 1:
+            raise ValueError(f"points: must be >= 1, got {points}")
+        dtype = model.params.length.dtype
+        self.model = model
+        self.lower, self.upper = jnp.asarray(lo, dtype), jnp.asarray(hi, dtype)
+        total = float(np.sum(np.asarray(model.params.length)))
+        self.arc_lengths = jnp.asarray(np.linspace(total / points, total, points), dtype)
+        self.compliance = jnp.linalg.inv(model.stiffness_matrix())
+        self.radius = float(np.max(np.asarray(model.params.radius)))
+        self.strain_limit, self.equilibrium_weight = float(strain_limit), float(equilibrium_weight)
+
+    @property
+    def num_strains(self) -> int:
+        return int(self.model.num_dofs)
+
+    @property
+    def dim(self) -> int:
+        return self.num_strains + int(self.lower.shape[0])
+
+    def split(self, z: Float[Array, " d"]) -> tuple[Array, Array]:
+        """``z -> (q, u)``."""
+        return z[:self.num_strains], z[self.num_strains:]
+
+    def bounds(self) -> tuple[Array, Array]:
+        box = jnp.full((self.num_strains,), self.strain_limit, self.lower.dtype)
+        return jnp.concatenate([-box, self.lower]), jnp.concatenate([box, self.upper])
+
+    def project(self, z: Float[Array, " d"]) -> Float[Array, " d"]:
+        lower, upper = self.bounds()
+        return jnp.clip(z, lower.astype(z.dtype), upper.astype(z.dtype))
+
+    def in_bounds(self, z: Float[Array, " d"], tol: float = 1e-9) -> Array:
+        lower, upper = self.bounds()
+        return jnp.all((z >= lower - tol) & (z <= upper + tol))
+
+    def linear_equilibrium(self, u: Float[Array, " m"]) -> Float[Array, " n"]:
+        """The equilibrium of the statics linearised about the rest shape ``q = 0``."""
+        def residual(q):
+            return self.model.potential_force(q) - self.model.actuation_force(q, u)
+
+        q0 = jnp.zeros((self.num_strains,), u.dtype)
+        return -jnp.linalg.solve(jax.jacfwd(residual)(q0), residual(q0))
+
+    def sample(self, key: Array, num: int, dtype=None) -> Float[Array, "num d"]:
+        """Random tensions (uniform in the bounds) with their linearised equilibria."""
+        dtype = dtype or self.lower.dtype
+        u = jax.random.uniform(key, (num, self.lower.shape[0]), dtype, self.lower.astype(dtype), self.upper.astype(dtype))
+        q = jax.vmap(self.linear_equilibrium)(u)
+        return jax.vmap(self.project)(jnp.concatenate([q, u], axis=-1))
+
+    def interpolate(self, z0: Float[Array, " d"], z1: Float[Array, " d"], s) -> Float[Array, " d"]:
+        return (1 - s) * z0 + s * z1
+
+    def constraint_residual(self, z: Float[Array, " d"]) -> Float[Array, " n"]:
+        """``r_eq`` of the module docstring ``(n,)``."""
+        q, u = self.split(z)
+        free = self.model.actuation_force(q, u) - self.model.gravitational_force(q)
+        return jnp.sqrt(self.equilibrium_weight) * (q - self.compliance.astype(z.dtype) @ free)
+
+    def end_pose(self, z: Float[Array, " d"]) -> Float[Array, "4 4"]:
+        return self.model.forward_kinematics(self.split(z)[0], self.arc_lengths[-1].astype(z.dtype))
+
+    def backbone_points(self, z: Float[Array, " d"]) -> Float[Array, "P 3"]:
+        return self.model.backbone_positions(self.split(z)[0], self.arc_lengths.astype(z.dtype))
+
+
+class StaticInverseResult(NamedTuple):
+    """Verified answers of the static inverse problem for ``B`` targets."""
+
+    tensions: Array  # (B, m) [N]
+    q: Array  # (B, n) equilibrium reached from rest under the tensions
+    error: Array  # (B,) target error of that equilibrium (position [m] or pose log norm)
+    position_error: Array  # (B,) [m]
+    clearance: Array  # (B,) smallest obstacle clearance of that equilibrium [m]
+    status: Array  # (B,) int, as in IKResult
+
+
+def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, position_only: bool = True,
+                               tolerance: float = 1e-3, num_seeds: int = 32, num_best: int = 4,
+                               coarse_iterations: int = 15, fine_iterations: int = 60,
+                               equilibrium_iterations: int = 25, ramp: int = 10, **options):
+    """A jitted ``solve(targets, key) -> StaticInverseResult`` for target positions
+    ``(B, 3)`` [m] (or poses ``(B, 4, 4)`` with ``position_only=False``). ``tolerance``:
+    success threshold on the verified error. ``options`` go to :class:`TendonStaticsModel`;
+    ``equilibrium_iterations``/``ramp`` to the verification."""
+    from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, _target_error, make_ik_solver
+
+    statics = TendonStaticsModel(model, lower, upper, **options)
+    ik = make_ik_solver(statics, obstacles=obstacles, position_only=position_only, num_seeds=num_seeds,
+                        num_best=num_best, coarse_iterations=coarse_iterations, fine_iterations=fine_iterations,
+                        tolerance=tolerance)
+    planning = PCSPlanningModel(model, -statics.strain_limit, statics.strain_limit, points=statics.arc_lengths.shape[0])
+
+    def verify(z, target, status):
+        u = statics.split(z)[1]
+        q = equilibrium_from_rest(model, u, equilibrium_iterations, ramp)
+        error = jnp.linalg.norm(_target_error(planning, q, target, position_only))
+        tip = planning.end_pose(q)[:3, 3]
+        goal = target if position_only else target[:3, 3]
+        if obstacles is None or not obstacles.count:
+            clearance = jnp.asarray(jnp.inf, q.dtype)
+        else:
+            clearance = jnp.min(obstacles.clearance(planning.backbone_points(q), planning.radius))
+        ok = jnp.isfinite(error) & (error < tolerance)
+        verified = jnp.where(clearance < 0.0, IN_COLLISION, jnp.where(ok, SUCCESS, NOT_REACHED))
+        status = jnp.where(status == TARGET_IN_OBSTACLE, status, verified)
+        return StaticInverseResult(u, q, error, jnp.linalg.norm(tip - goal), clearance, status.astype(jnp.int32))
+
+    @jax.jit
+    def solve(targets, key):
+        result = ik(targets, key)
+        return jax.vmap(verify)(result.q, targets, result.status)
+
+    return solve
