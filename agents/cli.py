@@ -4,6 +4,7 @@
     sorogym evaluate CHECKPOINT [--episodes N] [--seed S]
     sorogym render CHECKPOINT [--out FILE.gif] [--episodes N]
     sorogym sweep SWEEP.yaml [--base CONFIG] [--count N] [key=value ...]
+    sorogym plan follow|trajectory [--path square] [--out DIR]
     sorogym list
 
 ``CONFIG`` is a YAML run config (see :mod:`sorogym.agents.config`), e.g.
@@ -208,6 +209,9 @@ def main(argv=None) -> int:
     p.add_argument("--online", action="store_true", help="create the sweep on wandb and run as its agent")
     p.add_argument("--sweep-id", help="join an existing wandb sweep as an agent (implies --online)")
 
+    from .plan import add_parser as add_plan_parser
+
+    add_plan_parser(sub)
     sub.add_parser("list", help="list registered environments")
 
     # Overrides may sit anywhere among the flags: collect the leftover key=value words.
@@ -237,6 +241,11 @@ def main(argv=None) -> int:
         return 0
     if args.command == "render":
         print(render(args.checkpoint, args.out, args.episodes, args.seed))
+        return 0
+    if args.command == "plan":
+        from .plan import run as run_plan
+
+        print(json.dumps(run_plan(args), indent=2))
         return 0
     if args.command == "sweep":
         from .sweep import run_sweep

@@ -8,7 +8,8 @@ refined, 200 LM iterations in all: 40 coarse + 160 fine). Success: pose error
 ``|log(T^-1 T*)| < 0.01``, within bounds, and, with obstacles, no penetration.
 
 * ``free``: 1000 targets without obstacles (Table I);
-* ``lattice``: 100 collision-free targets among the 27-sphere lattice (radius 0.2 m,
+* ``lattice``: 100 collision-free targets (clearance >= the 1 cm safety margin the solver
+  keeps, so the constrained problem has an exact solution) among the 27-sphere lattice (radius 0.2 m,
   spacing 0.8/0.8/1.0 m) of Table II. The paper does not say where the lattice sits; here
   its centre is at (0.4, 0.4, 1.5) m, so the base stands in the middle of a lattice cell
   and the spheres fill heights 0.5-2.5 m of the robot's 3-4 m reach (about a third of
@@ -30,9 +31,11 @@ least 0.1 x 3 m apart; 33-waypoint trajectories planned with the roadmap (512 no
 Success: collision-free (checked densely between waypoints) and within the tendon speed
 limit.
 
-    .venv/bin/python scripts/bench_planning.py [--quick] [--device-tag cpu]
+    .venv/bin/python scripts/bench_planning.py [--quick] [--device-tag cpu] [--static-only]
 
 Writes results/bench/planning_<tag>[_quick].json and .md and prints the table.
+``--static-only``: the static inverse problem on TendonReaching-v0's arm (128 goals of its
+goal bank), written to results/bench/planning_static_<tag>.json and .md.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ from sorogym.planning import (  # noqa: E402
     sample_free,
 )
 
+MARGIN = 0.01  # safety margin [m] of the collision constraint (targets are sampled to satisfy it too)
 PATH_CENTER = (0.8, 0.5, 1.2, 2.5, 0.6, 1.0)  # a generic configuration of the 3-segment robot
 PAPER_PATHS = {"square": (3.03, 0.47, 0.115), "sinusoid": (3.76, 0.25, 0.080), "letter": (3.63, 0.57, 0.122)}
 
@@ -104,9 +108,9 @@ def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rou
 def run_case(name, segments, extensible, count, seeds, best, coarse, fine):
     robot = PCCRobot(segments, length=1.0, radius=0.1, extensible=extensible)
     obstacles = lattice_obstacles() if name == "lattice" else None
-    targets = sample_targets(robot, jax.random.PRNGKey(segments + 10 * extensible), count, obstacles)
+    targets = sample_targets(robot, jax.random.PRNGKey(segments + 10 * extensible), count, obstacles, MARGIN)
     solve = make_ik_solver(robot, obstacles=obstacles, num_seeds=seeds, num_best=best, coarse_iterations=coarse,
-                           fine_iterations=fine, tolerance=1e-2, margin=0.01)
+                           fine_iterations=fine, tolerance=1e-2, margin=MARGIN)
     t0 = time.perf_counter()
     jax.block_until_ready(solve(targets[:1], jax.random.PRNGKey(0)))  # compile (batch of 1)
     compile_s = time.perf_counter() - t0
@@ -212,6 +216,29 @@ def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
     return rows
 
 
+def run_static_inverse(count: int):
+    """Tensions for ``count`` goals of TendonReaching-v0's goal bank (equilibria under random
+    tensions, so reachable), verified by the continuation equilibrium; success = tip within
+    1 mm."""
+    import sorogym
+    from sorogym.planning import make_static_inverse_solver
+
+    env = sorogym.make("TendonReaching-v0", dtype="float64")
+    goals = jnp.asarray(np.asarray(env.goal_bank)[:count, :3])
+    solve = make_static_inverse_solver(env.model, 0.0, env.config.max_tension, tolerance=1e-3)
+    t0 = time.perf_counter()
+    jax.block_until_ready(solve(goals, jax.random.PRNGKey(0)))
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = jax.block_until_ready(solve(goals, jax.random.PRNGKey(1)))
+    seconds = time.perf_counter() - t0
+    ok = np.asarray(result.status) == SUCCESS
+    err = 1e3 * np.asarray(result.error)
+    return {"env": "TendonReaching-v0", "goals": count, "success": float(ok.mean()), "seconds": seconds,
+            "compile_s": compile_s, "error_mm_median": float(np.median(err)), "error_mm_max": float(err.max()),
+            "max_tension": float(np.max(np.asarray(result.tensions)))}
+
+
 def markdown(rows, meta) -> str:
     lines = [f"{meta['device']}: {meta['cpu'].get('model')} ({meta['cpu'].get('cpu_count')} cores), jax {meta['versions']['jax']}, "
              f"float64, git {str(meta['git_revision'])[:8]}, {meta['date']}.", "",
@@ -257,7 +284,22 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="50 / 10 targets, 32 seeds (a smoke run)")
     ap.add_argument("--device-tag", default="cpu")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
+    ap.add_argument("--static-only", action="store_true",
+                    help="only the static inverse problem (writes planning_static_<tag>.json/.md)")
     args = ap.parse_args()
+    if args.static_only:
+        row = run_static_inverse(16 if args.quick else 128)
+        meta = run_metadata(args.quick, ("jax", "jaxlib"), "static inverse, TendonReaching-v0",
+                            device=str(jax.devices()[0].device_kind))
+        suffix = f"planning_static_{args.device_tag}" + ("_quick" if args.quick else "")
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{suffix}.json").write_text(json.dumps({"meta": meta, "row": row}, indent=2))
+        table = ("| env | goals | success (< 1 mm) | error median / max [mm] | solve [s] | compile [s] |\n|---|---|---|---|---|---|\n"
+                 f"| {row['env']} | {row['goals']} | {100 * row['success']:.1f} % | {row['error_mm_median']:.1e} / "
+                 f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |")
+        (args.out / f"{suffix}.md").write_text(table + "\n")
+        print(table)
+        return 0
     free_n, lattice_n = (50, 10) if args.quick else (1000, 100)
     seeds, best = (32, 4) if args.quick else (128, 8)
     cases = [("free", 3, False, free_n), ("free", 3, True, free_n), ("free", 4, False, free_n), ("free", 4, True, free_n),

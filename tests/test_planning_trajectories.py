@@ -203,3 +203,19 @@ def test_static_inverse_model_rejects_bad_inputs():
         TendonStaticsModel(model, -1.0, 1.0)
     with pytest.raises(ValueError, match="strain_limit"):
         TendonStaticsModel(model, 0.0, 1.0, strain_limit=0.0)
+
+
+def test_plan_cli_follows_a_path_and_writes_its_files(tmp_path):
+    import json
+
+    from sorogym.agents.cli import main
+
+    assert main(["plan", "follow", "--path", "sinusoid", "--waypoints", "10", "--frames", "2",
+                 "--out", str(tmp_path)]) == 0
+    figures = json.loads((tmp_path / "plan.json").read_text())
+    assert figures["task"] == "follow" and figures["waypoints"] == 10
+    assert figures["position_error_mm_max"] < 1.0  # coarse path: the smoothing costs a fraction of a mm
+    assert np.load(tmp_path / "plan.npz")["q"].shape == (10, 6)
+    assert (tmp_path / "plan.gif").stat().st_size > 0
+    with pytest.raises(SystemExit):
+        main(["plan", "follow", "--path", "circle"])

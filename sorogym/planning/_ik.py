@@ -17,7 +17,8 @@ with variables held on a bound they push against left out of the step (active se
 accepting a step only if it lowers the cost (then ``lam /= 3``, else ``lam *= 10``), so the
 cost never increases and a non-finite trial is rejected like any other bad step.
 
-Beam search (per target): ``num_seeds`` configurations uniform in the bounds, each
+Beam search (per target): ``num_seeds`` configurations uniform in the bounds (with
+obstacles: the least penetrating ``num_seeds`` of ``4 num_seeds`` draws), each
 improved by ``coarse_iterations`` steps; the ``num_best`` lowest-cost ones are refined by
 ``fine_iterations`` more; the lowest-cost result is returned. Everything is ``vmap``-ped
 over seeds and targets and compiled once per solver (:func:`make_ik_solver`).
@@ -140,7 +141,13 @@ def make_ik_solver(robot, obstacles=None, position_only: bool = False, num_seeds
 
     def solve_one(target, key):
         res = residual_for(target)
-        seeds = robot.sample(key, num_seeds, target.dtype)
+        if obstacles is not None and obstacles.count:
+            # draw 4x the seeds and keep the least penetrating (collision-free ones first)
+            candidates = robot.sample(key, 4 * num_seeds, target.dtype)
+            penetration = jax.vmap(lambda q: jnp.maximum(-min_clearance(q), 0.0))(candidates)
+            seeds = candidates[jnp.argsort(penetration)[:num_seeds]]
+        else:
+            seeds = robot.sample(key, num_seeds, target.dtype)
         box = tuple(b.astype(target.dtype) for b in robot.bounds())
         q, cost = jax.vmap(lambda q0: levenberg_marquardt(res, robot.project, q0, coarse_iterations, bounds=box))(seeds)
         best = jnp.argsort(jnp.where(jnp.isfinite(cost), cost, jnp.inf))[:num_best]

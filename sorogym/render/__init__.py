@@ -7,6 +7,10 @@ A *scene* is a plain dict of numpy arrays in the world frame [m]:
 * ``markers``: list of ``(name, (3,) position, color)`` (targets, goals);
 * ``arrows``: list of ``((3,) start, (3,) vector, color)`` (goal directions; optional);
 * ``spheres``: list of ``((3,) centre, radius)`` obstacles (optional);
+* ``curves``: list of ``(name, (k, 3) points, color)`` polylines (reference paths, tip
+  traces; optional);
+* ``title``: a caption (optional); ``line_width``: the backbone's width in points
+  (optional; default from the radius, sized for robots of some 10 cm);
 * ``bounds``: ``((xmin, xmax), (ymin, ymax), (zmin, zmax))`` view box (optional).
 
 :func:`scene_of_rod` builds the robot part from a model and ``q``; envs add their markers

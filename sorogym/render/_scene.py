@@ -48,6 +48,7 @@ def scene_of_rod(model, q, num_points: int = 41) -> dict:
 def _auto_bounds(scene: dict) -> np.ndarray:
     pts = [scene["backbone"]] + [np.asarray(m[1])[None] for m in scene.get("markers", [])]
     pts += [np.asarray(c)[None] for c, _ in scene.get("spheres", [])]
+    pts += [np.asarray(c) for _, c, _ in scene.get("curves", [])]
     allp = np.concatenate(pts, axis=0)
     centre = 0.5 * (allp.min(0) + allp.max(0))
     half = 0.55 * max(float(np.max(allp.max(0) - allp.min(0))), 0.05)
@@ -66,9 +67,12 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
     ax.view_init(elev=elev, azim=azim)
     bb = scene["backbone"]
     # Tube: backbone line with a width proportional to the radius (in points).
-    ax.plot(*bb.T, color="tab:orange", lw=max(2.0, 400 * float(np.mean(scene["radius"]))), solid_capstyle="round")
+    width = scene.get("line_width") or max(2.0, 400 * float(np.mean(scene["radius"])))
+    ax.plot(*bb.T, color="tab:orange", lw=width, solid_capstyle="round")
     for path in scene.get("tendons", []):
         ax.plot(*np.asarray(path).T, color="0.25", lw=0.8)
+    for name, path, color in scene.get("curves", []):
+        ax.plot(*np.asarray(path).T, color=color, lw=1.2, label=name)
     for name, pos, color in scene.get("markers", []):
         ax.scatter(*np.asarray(pos)[:, None], color=color, s=40, depthshade=False, label=name)
     for start, vec, color in scene.get("arrows", []):
@@ -86,7 +90,7 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
-    if scene.get("markers"):
+    if scene.get("markers") or scene.get("curves"):
         ax.legend(loc="upper left", fontsize=7)
     if scene.get("title"):
         ax.set_title(scene["title"], fontsize=9)
