@@ -125,7 +125,7 @@ def add_parser(sub) -> None:
 def run(args) -> dict:
     import jax
 
-    jax.config.update("jax_enable_x64", True)  # the planners work in float64 (a CLI process owns its config)
-    if args.task == "follow":
-        return follow(args.path, args.size, args.waypoints, args.out, args.seed, args.frames)
-    return trajectory(args.obstacles, args.seed, args.horizon, args.out, args.frames)
+    with jax.enable_x64(True):  # the planners work in float64; scoped, the global config is left alone
+        if args.task == "follow":
+            return follow(args.path, args.size, args.waypoints, args.out, args.seed, args.frames)
+        return trajectory(args.obstacles, args.seed, args.horizon, args.out, args.frames)

@@ -68,6 +68,7 @@ from sorogym.planning import (  # noqa: E402
     make_trajectory_refiner,
     plan_trajectory,
     reference_path,
+    robot_clearance,
     sample_free,
 )
 
@@ -95,7 +96,7 @@ def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rou
         key, sub = jax.random.split(key)
         qs = robot.sample(sub, 4 * count, jnp.float64)
         if obstacles is not None:
-            clear = jax.vmap(lambda q: jnp.min(obstacles.clearance(robot.backbone_points(q), robot.radius)))(qs)
+            clear = jax.vmap(lambda q: robot_clearance(robot, obstacles, q))(qs)
             qs = qs[np.asarray(clear) > min_clearance]
         poses.append(jax.vmap(robot.end_pose)(qs))
     found = sum(p.shape[0] for p in poses)
@@ -103,6 +104,17 @@ def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rou
         raise RuntimeError(f"only {found} of {count} collision-free configurations in {max_rounds} rounds of "
                            f"{4 * count} samples: the obstacles leave too little free space")
     return jnp.concatenate(poses)[:count]
+
+
+def compile_then_time(fn, *args):
+    """``(result, compile_s, seconds)``: ``fn(*args, PRNGKey(0))`` once to compile, then
+    timed on ``PRNGKey(1)``."""
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn(*args, jax.random.PRNGKey(0)))
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = jax.block_until_ready(fn(*args, jax.random.PRNGKey(1)))
+    return result, compile_s, time.perf_counter() - t0
 
 
 def run_case(name, segments, extensible, count, seeds, best, coarse, fine):
@@ -140,12 +152,7 @@ def run_paths(num_waypoints: int, size: float = 0.2):
     rows = []
     for kind in PATH_KINDS:
         refs = jnp.asarray(reference_path(kind, frame, size, num_waypoints))
-        t0 = time.perf_counter()
-        jax.block_until_ready(follow(refs, jax.random.PRNGKey(0)))
-        compile_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        result = jax.block_until_ready(follow(refs, jax.random.PRNGKey(1)))
-        seconds = time.perf_counter() - t0
+        result, compile_s, seconds = compile_then_time(follow, refs)
         poses = jax.vmap(robot.end_pose)(result.q)
         rot = np.degrees(np.asarray(jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a.T @ b)))(poses[:, :3, :3],
                                                                                                refs[:, :3, :3])))
@@ -226,12 +233,7 @@ def run_static_inverse(count: int):
     env = sorogym.make("TendonReaching-v0", dtype="float64")
     goals = jnp.asarray(np.asarray(env.goal_bank)[:count, :3])
     solve = make_static_inverse_solver(env.model, 0.0, env.config.max_tension, tolerance=1e-3)
-    t0 = time.perf_counter()
-    jax.block_until_ready(solve(goals, jax.random.PRNGKey(0)))
-    compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    result = jax.block_until_ready(solve(goals, jax.random.PRNGKey(1)))
-    seconds = time.perf_counter() - t0
+    result, compile_s, seconds = compile_then_time(solve, goals)
     ok = np.asarray(result.status) == SUCCESS
     err = 1e3 * np.asarray(result.error)
     return {"env": "TendonReaching-v0", "goals": count, "success": float(ok.mean()), "seconds": seconds,

@@ -34,6 +34,8 @@ from jaxtyping import Array
 
 from sorogym.lie import se3
 
+from ._models import robot_clearance
+
 #: per-target status codes of :class:`IKResult`
 SUCCESS, NOT_REACHED, IN_COLLISION, TARGET_IN_OBSTACLE = 0, 1, 2, 3
 STATUS_NAMES = {SUCCESS: "success", NOT_REACHED: "not reached", IN_COLLISION: "in collision",
@@ -53,6 +55,17 @@ class IKResult(NamedTuple):
         return [STATUS_NAMES[int(s)] for s in jax.device_get(self.status)]
 
 
+def _with_value(fn: Callable) -> Callable:
+    """``x -> (fn(x), fn(x))`` from one evaluation: with ``jax.jacfwd(..., has_aux=True)``
+    it gives the Jacobian and the value in one forward-mode pass."""
+
+    def both(x):
+        y = fn(x)
+        return y, y
+
+    return both
+
+
 def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[Array], Array], q0: Array,
                         iterations: int, damping: float = 1e-3,
                         bounds: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
@@ -69,8 +82,7 @@ def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[A
 
     def step(carry, _):
         q, lam, cost = carry
-        r = residual(q)
-        J = jax.jacfwd(residual)(q)
+        J, r = jax.jacfwd(_with_value(residual), has_aux=True)(q)  # Jacobian and value in one pass
         H = J.T @ J
         g = J.T @ r
         eye = jnp.eye(q.shape[0], dtype=q.dtype)
@@ -135,9 +147,7 @@ def make_ik_solver(robot, obstacles=None, position_only: bool = False, num_seeds
         return lambda q: ik_residual(robot, q, target, obstacles, position_only, margin, collision_weight)
 
     def min_clearance(q):
-        if obstacles is None or not obstacles.count:
-            return jnp.asarray(jnp.inf, q.dtype)
-        return jnp.min(obstacles.clearance(robot.backbone_points(q), robot.radius))
+        return robot_clearance(robot, obstacles, q)
 
     def solve_one(target, key):
         res = residual_for(target)

@@ -76,6 +76,14 @@ class PCSPlanningModel(eqx.Module):
         return self.model.backbone_positions(q, self.arc_lengths.astype(q.dtype))
 
 
+def robot_clearance(robot, obstacles, q: Float[Array, " n"]) -> Float[Array, ""]:
+    """Smallest clearance [m] between the robot at ``q`` (backbone points grown by its
+    radius) and the obstacles; ``inf`` without obstacles."""
+    if obstacles is None or not obstacles.count:
+        return jnp.asarray(jnp.inf, q.dtype)
+    return jnp.min(obstacles.clearance(robot.backbone_points(q), robot.radius))
+
+
 class Spheres(eqx.Module):
     """Spherical obstacles: ``centers`` ``(S, 3)`` [m] and ``radii`` ``(S,)`` [m]."""
 

@@ -25,6 +25,7 @@ from jaxtyping import Array
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from ._models import robot_clearance
 from ._trajectory import (
     TrajectoryCosts,
     TrajectoryResult,
@@ -46,9 +47,7 @@ class Roadmap(NamedTuple):
 
 
 def _clearance_fn(robot, obstacles):
-    if obstacles is None or not obstacles.count:
-        return lambda q: jnp.asarray(jnp.inf, q.dtype)
-    return lambda q: jnp.min(obstacles.clearance(robot.backbone_points(q), robot.radius))
+    return lambda q: robot_clearance(robot, obstacles, q)
 
 
 def _edge_clearance(robot, obstacles, samples: int):

@@ -31,7 +31,8 @@ from jaxtyping import Array, Float
 
 from sorogym.control import equilibrium_from_rest
 
-from ._models import PCSPlanningModel
+from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, _target_error, make_ik_solver
+from ._models import PCSPlanningModel, robot_clearance
 
 
 class TendonStaticsModel(eqx.Module):
@@ -47,13 +48,10 @@ class TendonStaticsModel(eqx.Module):
         points: backbone points for obstacle clearance (evenly spread, tip included).
     """
 
-    model: eqx.Module
+    strains: PCSPlanningModel  # the strain half: bounds |q| <= strain_limit, poses, backbone points
     lower: Array
     upper: Array
-    arc_lengths: Array
     compliance: Array
-    radius: float = eqx.field(static=True)
-    strain_limit: float = eqx.field(static=True)
     equilibrium_weight: float = eqx.field(static=True)
 
     def __init__(self, model, lower=0.0, upper=1.0, strain_limit: float = 100.0, equilibrium_weight: float = 1.0,
@@ -71,20 +69,23 @@ class TendonStaticsModel(eqx.Module):
             raise ValueError(f"strain_limit: must be finite and > 0, got {strain_limit}")
         if not (np.isfinite(equilibrium_weight) and equilibrium_weight > 0):
             raise ValueError(f"equilibrium_weight: must be finite and > 0, got {equilibrium_weight}")
-        if int(points) < 1:
-            raise ValueError(f"points: must be >= 1, got {points}")
+        self.strains = PCSPlanningModel(model, -float(strain_limit), float(strain_limit), points=points)
         dtype = model.params.length.dtype
-        self.model = model
         self.lower, self.upper = jnp.asarray(lo, dtype), jnp.asarray(hi, dtype)
-        total = float(np.sum(np.asarray(model.params.length)))
-        self.arc_lengths = jnp.asarray(np.linspace(total / points, total, points), dtype)
         self.compliance = jnp.linalg.inv(model.stiffness_matrix())
-        self.radius = float(np.max(np.asarray(model.params.radius)))
-        self.strain_limit, self.equilibrium_weight = float(strain_limit), float(equilibrium_weight)
+        self.equilibrium_weight = float(equilibrium_weight)
+
+    @property
+    def model(self):
+        return self.strains.model
+
+    @property
+    def radius(self) -> float:
+        return self.strains.radius
 
     @property
     def num_strains(self) -> int:
-        return int(self.model.num_dofs)
+        return self.strains.dim
 
     @property
     def dim(self) -> int:
@@ -95,8 +96,8 @@ class TendonStaticsModel(eqx.Module):
         return z[:self.num_strains], z[self.num_strains:]
 
     def bounds(self) -> tuple[Array, Array]:
-        box = jnp.full((self.num_strains,), self.strain_limit, self.lower.dtype)
-        return jnp.concatenate([-box, self.lower]), jnp.concatenate([box, self.upper])
+        q_lower, q_upper = self.strains.bounds()
+        return jnp.concatenate([q_lower, self.lower]), jnp.concatenate([q_upper, self.upper])
 
     def project(self, z: Float[Array, " d"]) -> Float[Array, " d"]:
         lower, upper = self.bounds()
@@ -131,10 +132,10 @@ class TendonStaticsModel(eqx.Module):
         return jnp.sqrt(self.equilibrium_weight) * (q - self.compliance.astype(z.dtype) @ free)
 
     def end_pose(self, z: Float[Array, " d"]) -> Float[Array, "4 4"]:
-        return self.model.forward_kinematics(self.split(z)[0], self.arc_lengths[-1].astype(z.dtype))
+        return self.strains.end_pose(self.split(z)[0])
 
     def backbone_points(self, z: Float[Array, " d"]) -> Float[Array, "P 3"]:
-        return self.model.backbone_positions(self.split(z)[0], self.arc_lengths.astype(z.dtype))
+        return self.strains.backbone_points(self.split(z)[0])
 
 
 class StaticInverseResult(NamedTuple):
@@ -156,13 +157,11 @@ def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, posi
     ``(B, 3)`` [m] (or poses ``(B, 4, 4)`` with ``position_only=False``). ``tolerance``:
     success threshold on the verified error. ``options`` go to :class:`TendonStaticsModel`;
     ``equilibrium_iterations``/``ramp`` to the verification."""
-    from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, _target_error, make_ik_solver
-
     statics = TendonStaticsModel(model, lower, upper, **options)
     ik = make_ik_solver(statics, obstacles=obstacles, position_only=position_only, num_seeds=num_seeds,
                         num_best=num_best, coarse_iterations=coarse_iterations, fine_iterations=fine_iterations,
                         tolerance=tolerance)
-    planning = PCSPlanningModel(model, -statics.strain_limit, statics.strain_limit, points=statics.arc_lengths.shape[0])
+    planning = statics.strains
 
     def verify(z, target, status):
         u = statics.split(z)[1]
@@ -170,10 +169,7 @@ def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, posi
         error = jnp.linalg.norm(_target_error(planning, q, target, position_only))
         tip = planning.end_pose(q)[:3, 3]
         goal = target if position_only else target[:3, 3]
-        if obstacles is None or not obstacles.count:
-            clearance = jnp.asarray(jnp.inf, q.dtype)
-        else:
-            clearance = jnp.min(obstacles.clearance(planning.backbone_points(q), planning.radius))
+        clearance = robot_clearance(planning, obstacles, q)
         ok = jnp.isfinite(error) & (error < tolerance)
         verified = jnp.where(clearance < 0.0, IN_COLLISION, jnp.where(ok, SUCCESS, NOT_REACHED))
         status = jnp.where(status == TARGET_IN_OBSTACLE, status, verified)

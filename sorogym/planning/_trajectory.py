@@ -35,7 +35,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._ik import ik_residual
+from ._ik import _target_error, _with_value, ik_residual, levenberg_marquardt, make_ik_solver
+from ._models import robot_clearance
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,8 +169,9 @@ def normal_equations(p: _Problem, Q: Float[Array, "T n"]) -> tuple[Array, Array,
     """``(cost, g, A)``: the cost, its gradient ``J^T r`` ``(T n,)`` and the Gauss-Newton
     matrix ``J^T J`` ``(T n, T n)`` (``T = H + 1``, waypoint-major ordering)."""
     T, n = Q.shape
-    feats = _map_targets(lambda q, t: _features(p, q, t), Q, p.targets)
-    jacs = _map_targets(lambda q, t: jax.jacfwd(lambda q_: _features(p, q_, t))(q), Q, p.targets)
+    # features and their Jacobians from one forward-mode pass (the value rides as aux)
+    jacs, feats = _map_targets(
+        lambda q, t: jax.jacfwd(_with_value(lambda q_: _features(p, q_, t)), has_aux=True)(q), Q, p.targets)
     r0, J0 = feats[0], jacs[0]  # (T, m), (T, m, n)
     cost = 0.5 * jnp.sum(r0**2)
     grad = jnp.einsum("tmn,tm->tn", J0, r0)
@@ -256,15 +258,10 @@ def trajectory_figures(p: _Problem, Q: Array, cost: Array) -> TrajectoryResult:
     if p.targets is None:
         err = pos_err = jnp.zeros((T,), Q.dtype)
     else:
-        from ._ik import _target_error
-
         err = jnp.linalg.norm(jax.vmap(lambda q, t: _target_error(robot, q, t, p.position_only))(Q, p.targets), axis=-1)
         goal = p.targets if p.position_only else p.targets[:, :3, 3]
         pos_err = jnp.linalg.norm(tips[:, :3, 3] - goal, axis=-1)
-    if p.obstacles is None or not p.obstacles.count:
-        clearance = jnp.asarray(jnp.inf, Q.dtype)
-    else:
-        clearance = jnp.min(jax.vmap(lambda q: p.obstacles.clearance(robot.backbone_points(q), robot.radius))(Q))
+    clearance = jnp.min(jax.vmap(lambda q: robot_clearance(robot, p.obstacles, q))(Q))
     ell = jax.vmap(lambda q: tendon_features(robot, q))(Q)
     speed = jnp.max(jnp.abs(_differences(ell, _stencil(1, c.dt)))) if T > 1 else jnp.zeros((), Q.dtype)
     accel = jnp.max(jnp.abs(_differences(ell, _stencil(2, c.dt)))) if T > 2 else jnp.zeros((), Q.dtype)
@@ -291,8 +288,6 @@ def make_path_follower(robot, obstacles=None, position_only: bool = False, costs
     the whole trajectory with ``costs`` (default: tracking plus light tendon smoothness and
     the obstacle hinge, see :func:`default_following_costs`).
     """
-    from ._ik import levenberg_marquardt, make_ik_solver
-
     costs = default_following_costs() if costs is None else costs
     ik = make_ik_solver(robot, obstacles=obstacles, position_only=position_only, tolerance=tolerance,
                         margin=costs.margin, collision_weight=costs.collision_weight, **ik_options)
