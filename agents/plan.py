@@ -18,9 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-PATH_CENTER = (0.8, 0.5, 1.2, 2.5, 0.6, 1.0)  # a generic configuration of the 3-segment robot
-
-
 def _scenes(robot, Q, obstacles=None, reference=None, title="", frames=40):
     import jax
     import jax.numpy as jnp
@@ -61,7 +58,7 @@ def follow(path: str = "square", size: float = 0.2, waypoints: int = 150, out: s
     import jax
     import jax.numpy as jnp
 
-    from sorogym.planning import PCCRobot, make_path_follower, reference_path
+    from sorogym.planning import PATH_CENTER, PCCRobot, make_path_follower, reference_path
 
     robot = PCCRobot(3, length=1.0, radius=0.1)
     frame = np.asarray(jax.jit(lambda q: robot.end_pose(q))(jnp.asarray(PATH_CENTER)))
@@ -86,14 +83,7 @@ def trajectory(obstacles: int = 27, seed: int = 0, horizon: int = 32, out: str |
     from sorogym.planning import PCCRobot, Spheres, build_roadmap, plan_trajectory, sample_free
 
     robot = PCCRobot(3, length=1.0, radius=0.1)
-    rng = np.random.default_rng(seed)
-    centers, radii = [], []
-    while len(centers) < obstacles:  # spheres in the 3 m cube around the base, clear of the base
-        c, r = rng.uniform(-1.5, 1.5, 3), rng.uniform(0.15, 0.30)
-        if np.linalg.norm(c) > r + 0.3:
-            centers.append(c)
-            radii.append(r)
-    scene = Spheres(np.array(centers), np.array(radii)) if obstacles else None
+    scene = Spheres.random(np.random.default_rng(seed), obstacles) if obstacles else None
     t0 = time.perf_counter()
     roadmap = build_roadmap(robot, jax.random.PRNGKey(seed), scene, num_nodes=512, k=8, margin=0.01)
     start, goal = sample_free(robot, jax.random.PRNGKey(seed + 1), 2, scene, 0.01)

@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.lie import so3  # noqa: E402
 from sorogym.planning import (  # noqa: E402
+    PATH_CENTER,
     PATH_KINDS,
     SUCCESS,
     PCCRobot,
@@ -73,7 +74,6 @@ from sorogym.planning import (  # noqa: E402
 )
 
 MARGIN = 0.01  # safety margin [m] of the collision constraint (targets are sampled to satisfy it too)
-PATH_CENTER = (0.8, 0.5, 1.2, 2.5, 0.6, 1.0)  # a generic configuration of the 3-segment robot
 PAPER_PATHS = {"square": (3.03, 0.47, 0.115), "sinusoid": (3.76, 0.25, 0.080), "letter": (3.63, 0.57, 0.122)}
 
 PAPER = {  # CR-Solver, Tables I and II (its CPU figure: 404.29 s for 1000 targets)
@@ -170,23 +170,13 @@ def run_paths(num_waypoints: int, size: float = 0.2):
     return rows
 
 
-def random_scene(rng, count=27, half=1.5, radii=(0.15, 0.30), base_clearance=0.3) -> Spheres:
-    centers, rs = [], []
-    while len(centers) < count:
-        c, r = rng.uniform(-half, half, 3), rng.uniform(*radii)
-        if np.linalg.norm(c) > r + base_clearance:
-            centers.append(c)
-            rs.append(r)
-    return Spheres(np.array(centers), np.array(rs))
-
-
 def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
     robot = PCCRobot(3, length=1.0, radius=0.1)
     rng = np.random.default_rng(0)
     records = {"roadmap": [], "linear": []}
     build_s = []
     for scene in range(scenes):
-        obstacles = random_scene(rng)
+        obstacles = Spheres.random(rng)
         t0 = time.perf_counter()
         roadmap = build_roadmap(robot, jax.random.PRNGKey(100 + scene), obstacles, nodes, 8, margin=0.01)
         build_s.append(time.perf_counter() - t0)

@@ -219,3 +219,14 @@ def test_plan_cli_follows_a_path_and_writes_its_files(tmp_path):
     assert (tmp_path / "plan.gif").stat().st_size > 0
     with pytest.raises(SystemExit):
         main(["plan", "follow", "--path", "circle"])
+
+
+def test_random_sphere_scenes_keep_clear_of_the_base():
+    scene = Spheres.random(np.random.default_rng(4), count=27, half=1.5, radii=(0.15, 0.30), base_clearance=0.3)
+    centers, radii = np.asarray(scene.centers), np.asarray(scene.radii)
+    assert scene.count == 27 and np.all((radii >= 0.15) & (radii <= 0.30)) and np.all(np.abs(centers) <= 1.5)
+    assert np.all(np.linalg.norm(centers, axis=1) - radii > 0.3)
+    with pytest.raises(ValueError, match="radii"):
+        Spheres.random(np.random.default_rng(0), radii=(0.3, 0.1))
+    with pytest.raises(RuntimeError, match="clear of the base"):
+        Spheres.random(np.random.default_rng(0), half=0.2, base_clearance=1.0)

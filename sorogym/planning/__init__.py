@@ -29,7 +29,7 @@ from ._ik import (
     solve_ik,
 )
 from ._models import PCSPlanningModel, Spheres, robot_clearance
-from ._paths import PATH_KINDS, planar_shape, reference_path
+from ._paths import PATH_CENTER, PATH_KINDS, planar_shape, reference_path
 from ._pcc import PCCRobot
 from ._roadmap import (
     PlanResult,
@@ -55,7 +55,7 @@ from ._trajectory import (
 __all__ = [
     "IKResult", "IN_COLLISION", "NOT_REACHED", "PCCRobot", "PCSPlanningModel", "STATUS_NAMES", "SUCCESS",
     "Spheres", "TARGET_IN_OBSTACLE", "ik_residual", "levenberg_marquardt", "make_ik_solver", "solve_ik",
-    "robot_clearance", "PATH_KINDS", "planar_shape", "reference_path",
+    "robot_clearance", "PATH_CENTER", "PATH_KINDS", "planar_shape", "reference_path",
     "PlanResult", "Roadmap", "build_roadmap", "default_planning_costs", "linear_path", "make_trajectory_refiner",
     "plan_trajectory", "resample_path", "roadmap_path", "sample_free",
     "StaticInverseResult", "TendonStaticsModel", "make_static_inverse_solver",

@@ -110,6 +110,27 @@ class Spheres(eqx.Module):
         return sphere_clearances(points, inflate, self.centers.astype(points.dtype), self.radii.astype(points.dtype))
 
     @classmethod
+    def random(cls, rng: np.random.Generator, count: int = 27, half: float = 1.5, radii=(0.15, 0.30),
+               base_clearance: float = 0.3) -> "Spheres":
+        """``count`` spheres with radii uniform in ``radii`` [m] and centres uniform in the
+        cube ``[-half, half]^3`` [m] around the base, redrawn while a sphere comes within
+        ``base_clearance`` of the base (CR-Solver's random scenes: 27 spheres, radii
+        0.15-0.30 m, a 3 m cube)."""
+        if count < 1 or half <= 0 or not 0 < radii[0] <= radii[1] or base_clearance < 0:
+            raise ValueError("Spheres.random: need count >= 1, half > 0, 0 < radii[0] <= radii[1], base_clearance >= 0")
+        centers, rs = [], []
+        for _ in range(1000 * count):
+            if len(centers) == count:
+                break
+            c, r = rng.uniform(-half, half, 3), rng.uniform(*radii)
+            if np.linalg.norm(c) > r + base_clearance:
+                centers.append(c)
+                rs.append(r)
+        else:
+            raise RuntimeError("Spheres.random: could not place the spheres clear of the base")
+        return cls(np.array(centers), np.array(rs))
+
+    @classmethod
     def lattice(cls, shape=(3, 3, 3), spacing=(0.8, 0.8, 1.0), radius: float = 0.2, origin=(0.0, 0.0, 0.0)):
         """A regular lattice of equal spheres centred on ``origin`` (the 27-sphere case:
         ``shape=(3, 3, 3)``, spacing 0.8/0.8/1.0 m, radius 0.2 m)."""

@@ -8,6 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 PATH_KINDS = ("square", "sinusoid", "letter")
+#: the configuration ``(theta, phi) x 3`` of a 3-segment PCC robot (1 m segments) whose tool
+#: frame the benchmark paths are laid in: generic (not near a singularity), and every pose
+#: of a 0.2 m path around it is reachable on its own
+PATH_CENTER = (0.8, 0.5, 1.2, 2.5, 0.6, 1.0)
 
 
 def _resample(points: np.ndarray, num: int) -> np.ndarray:
