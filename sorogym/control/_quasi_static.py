@@ -22,17 +22,26 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 
+def _static_residual(model, q: Array, u: Array) -> Array:
+    """``G(q) + K(q) - A(q) u`` ``(n,)``: zero at a static equilibrium under ``u``."""
+    return model.potential_force(q) - model.actuation_force(q, u)
+
+
+def _newton_step(model, q: Array, u: Array) -> Array:
+    """One Newton step on :func:`_static_residual` (residual and Jacobian from one pass)."""
+
+    def both(q_):
+        r = _static_residual(model, q_, u)
+        return r, r
+
+    J, r = jax.jacfwd(both, has_aux=True)(q)
+    return q - jnp.linalg.solve(J, r)
+
+
 def static_equilibrium(model, q: Float[Array, " n"], u: Float[Array, " m"], iterations: int = 6) -> Float[Array, " n"]:
     """Newton iterations from ``q`` on ``G(q) + K(q) = A(q) u``: the configuration the robot
     settles to under the held efforts ``u`` (the nearest equilibrium to ``q``)."""
-
-    def residual(q_):
-        return model.potential_force(q_) - model.actuation_force(q_, u)
-
-    def body(_, q_):
-        return q_ - jnp.linalg.solve(jax.jacfwd(residual)(q_), residual(q_))
-
-    return jax.lax.fori_loop(0, iterations, body, q)
+    return jax.lax.fori_loop(0, iterations, lambda _, q_: _newton_step(model, q_, u), q)
 
 
 def equilibrium_from_rest(model, u: Float[Array, " m"], iterations: int = 25, ramp: int = 10) -> Float[Array, " n"]:
@@ -45,26 +54,22 @@ def equilibrium_from_rest(model, u: Float[Array, " m"], iterations: int = 25, ra
     A u])^-1 A`` (exact once the loop has converged)."""
     if not 1 <= ramp <= iterations:
         raise ValueError(f"need 1 <= ramp <= iterations, got ramp={ramp}, iterations={iterations}")
-    n = model.num_dofs
-
-    def residual(q_, u_):
-        return model.potential_force(q_) - model.actuation_force(q_, u_)
-
     u_fixed = jax.lax.stop_gradient(u)
 
     def body(k, q_):
-        uk = u_fixed * jnp.minimum(1.0, (k + 1.0) / ramp)
-        return q_ - jnp.linalg.solve(jax.jacfwd(residual)(q_, uk), residual(q_, uk))
+        return _newton_step(model, q_, u_fixed * jnp.minimum(1.0, (k + 1.0) / ramp))
 
-    q = jax.lax.stop_gradient(jax.lax.fori_loop(0, iterations, body, jnp.zeros(n, u.dtype)))
-    return q - jnp.linalg.solve(jax.jacfwd(residual)(q, u_fixed), residual(q, u))
+    q = jax.lax.stop_gradient(jax.lax.fori_loop(0, iterations, body, jnp.zeros(model.num_dofs, u.dtype)))
+    # the final step: Jacobian at the converged point, residual carrying the dependence on u
+    J = jax.jacfwd(lambda q_: _static_residual(model, q_, u_fixed))(q)
+    return q - jnp.linalg.solve(J, _static_residual(model, q, u))
 
 
 def static_tip_sensitivity(model, q: Float[Array, " n"], u: Float[Array, " m"]) -> tuple[Array, Array]:
     """Tip position ``(3,)`` [m] at ``q`` and its static sensitivity to the efforts
     ``dx/du`` ``(3, m)`` [m per effort unit], linearised about the equilibrium through
     ``q`` under ``u`` (see module docstring)."""
-    stiffness = jax.jacfwd(lambda q_: model.potential_force(q_) - model.actuation_force(q_, u))(q)
+    stiffness = jax.jacfwd(lambda q_: _static_residual(model, q_, u))(q)
     A = model.actuation_matrix(q)
     pose, J = model.pose_and_jacobian(q, model.total_length)
     dq_du = jnp.linalg.solve(stiffness, A)
