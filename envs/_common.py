@@ -142,19 +142,62 @@ def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterat
     return np.asarray(tips)[ok], axes, np.asarray(q)[ok], np.asarray(tensions)[ok]
 
 
+def workspace_goal_bank(model, key, num_goals: int, max_tension: float, tolerance: float = 1e-3,
+                        box_samples: int = 256, box_padding: float = 0.1, batch: int = 128):
+    """Feasible goals spread uniformly over the reachable workspace (the static inverse
+    problem of :mod:`sorogym.planning` as a rejection sampler).
+
+    The box is the bounding box of ``box_samples`` equilibria under random tensions
+    (:func:`equilibrium_goal_bank`), grown by ``box_padding`` of its size on every side;
+    candidate positions uniform in it are kept when tensions in ``[0, max_tension]``
+    exist whose equilibrium (verified from rest by Newton continuation) reaches them
+    within ``tolerance`` [m] (:func:`sorogym.planning.sample_reachable_targets`). The goal is
+    the tip of that verified equilibrium, so every goal is exactly reachable.
+
+    Returns ``(tips, axes, q, tensions, acceptance)``, as :func:`equilibrium_goal_bank`
+    plus the fraction of candidates accepted.
+    """
+    import jax
+
+    from sorogym.planning import make_static_inverse_solver, sample_reachable_targets
+
+    k_box, k_goals = jax.random.split(key)
+    tips, *_ = equilibrium_goal_bank(model, k_box, box_samples, max_tension, iterations=25, ramp=10)
+    lo, hi = tips.min(axis=0), tips.max(axis=0)
+    pad = box_padding * (hi - lo) + 1e-6
+    # few seeds suffice: with more tendons than target coordinates the problem is redundant
+    solve = make_static_inverse_solver(model, 0.0, max_tension, tolerance=tolerance, num_seeds=8, num_best=2,
+                                       coarse_iterations=10, fine_iterations=40, points=1)
+    result, acceptance = sample_reachable_targets(solve, lo - pad, hi + pad, k_goals, num_goals, batch=batch,
+                                                  dtype=model.params.length.dtype)
+    poses = jax.jit(jax.vmap(lambda q: model.forward_kinematics(q, model.total_length)))(jnp.asarray(result.q))
+    poses = np.asarray(poses)
+    axes = poses[:, :3, 0] / np.linalg.norm(poses[:, :3, 0], axis=-1, keepdims=True)
+    return poses[:, :3, 3], axes, np.asarray(result.q), np.asarray(result.tensions), acceptance
+
+
+GOAL_SAMPLINGS = ("equilibrium", "workspace")
 _GOAL_BANKS: dict = {}
 
 
-def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed: int = 0) -> np.ndarray:
+def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed: int = 0,
+                     sampling: str = "equilibrium") -> np.ndarray:
     """Goals ``(g, 6 + n)`` = ``[tip position (3) [m], unit tip axis (3), configuration (n)]``
-    from :func:`equilibrium_goal_bank`, memoised per ``robot_key`` (a hashable description
-    of everything the equilibria depend on) so env instances of one robot share the work."""
-    key = (robot_key, int(num_goals), float(max_tension), int(seed))
+    from :func:`equilibrium_goal_bank` (``sampling="equilibrium"``: random tensions) or
+    :func:`workspace_goal_bank` (``"workspace"``: uniform over the reachable workspace by
+    static inverse kinematics), memoised per ``robot_key`` (a hashable description of
+    everything the equilibria depend on) so env instances of one robot share the work."""
+    if sampling not in GOAL_SAMPLINGS:
+        raise ValueError(f"goal_sampling: expected one of {GOAL_SAMPLINGS}, got {sampling!r}")
+    key = (robot_key, int(num_goals), float(max_tension), int(seed), sampling)
     if key not in _GOAL_BANKS:
         import jax
 
-        tips, axes, q, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
-                                                 iterations=25, ramp=10)
+        if sampling == "workspace":
+            tips, axes, q, _, _ = workspace_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension)
+        else:
+            tips, axes, q, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
+                                                     iterations=25, ramp=10)
         _GOAL_BANKS[key] = np.concatenate([tips, axes, q], axis=-1)
     return _GOAL_BANKS[key]
 

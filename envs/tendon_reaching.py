@@ -8,9 +8,14 @@ in each segment (``q`` has 6 entries). Six straight tendons 15 mm from the axis:
 robot's tip.
 
 Goals are feasible by construction: each reset draws a goal from a bank of tip poses at
-static equilibria under random admissible tensions (a random subset of tendons pulled with
-tensions uniform in [0, max_tension], equilibrium followed by Newton continuation from the
-rest shape; computed once per robot at construction).
+static equilibria, computed once per robot at construction. ``goal_sampling`` chooses the
+bank: ``"equilibrium"`` (default) takes the equilibria under random admissible tensions (a
+random subset of tendons pulled with tensions uniform in [0, max_tension], equilibrium
+followed by Newton continuation from the rest shape), which crowds goals where many
+tension vectors lead; ``"workspace"`` spreads them uniformly over the reachable
+workspace: candidate positions uniform in a box around it, kept when the static inverse
+problem (:mod:`sorogym.planning`) finds admissible tensions whose equilibrium reaches
+them (costs about a minute of compilation at construction).
 
 **Goal orientation** (``goal_orientation=True``): the goal also fixes the direction of the
 tip axis (the backbone tangent at the tip, a unit vector in the world frame), taken from the
@@ -32,9 +37,10 @@ choose it independently.
   ``metrics["goal_distance"]`` [m] and ``metrics["goal_angle"]`` [rad] (0 without goal
   orientation).
 * **Experts** (``env.expert(kind)``): ``"actuation_space"`` (default; potential-shaping
-  regulation in actuation coordinates to the goal's equilibrium), ``"quasi_static"``
-  (tendon-space regulation on the static tip sensitivity) and ``"hoclf"``; see
-  :meth:`TendonReaching.build_expert`.
+  regulation in actuation coordinates to the goal's equilibrium), ``"static_ik"`` (the
+  same regulator towards the configuration found by static inverse kinematics of the goal
+  position, without the stored equilibrium), ``"quasi_static"`` (tendon-space regulation
+  on the static tip sensitivity) and ``"hoclf"``; see :meth:`TendonReaching.build_expert`.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from sorogym.control import (
 )
 from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
+from sorogym.planning import TendonStaticsModel, ik_residual, levenberg_marquardt
 
 from ._common import (
     action_from_tensions,
@@ -106,6 +113,7 @@ class Config:
     max_tension: float = 6.0  # N
     # Task
     num_goal_candidates: int = 512
+    goal_sampling: str = "equilibrium"  # or "workspace" (uniform over the reachable workspace)
     success_radius: float = 0.01
     goal_orientation: bool = False
     success_angle_deg: float = 10.0
@@ -136,7 +144,8 @@ class TendonReaching(FusedOutputs, SoroEnv):
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
         c = self.config
-        self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension)
+        self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension,
+                                          sampling=c.goal_sampling)
 
     def build_model(self, config: Config) -> PCS:
         check_positive_fields(config, ("max_tension", "success_radius", "success_angle_deg"))
@@ -179,10 +188,10 @@ class TendonReaching(FusedOutputs, SoroEnv):
 
     # -- expert -----------------------------------------------------------------------------
 
-    expert_kinds = ("actuation_space", "quasi_static", "hoclf")
+    expert_kinds = ("actuation_space", "static_ik", "quasi_static", "hoclf")
 
     def build_expert(self, kind: str, gain: float = 0.8, clf_frequency: float = 6.0,
-                     natural_frequency: float = 4.0, damping_ratio: float = 1.0) -> Expert:
+                     natural_frequency: float = 4.0, damping_ratio: float = 1.0, ik_iterations: int = 8) -> Expert:
         """Regulation of the tip position to the goal in tendon space, ignoring the goal
         orientation (with ``goal_orientation`` the goal axis comes from the same
         equilibrium, so reaching the position usually aligns it as well).
@@ -198,15 +207,36 @@ class TendonReaching(FusedOutputs, SoroEnv):
           actuation-space inertia at rest (``K_p = w_n^2 M_phi(0)``, ``K_d = 2 zeta w_n
           M_phi(0)``, ``natural_frequency`` [rad/s], ``damping_ratio``; no integral, an
           expert is stateless), clipped to ``[0, max_tension]``.
+        * ``"static_ik"``: the same regulator, its target configuration found from the goal
+          position alone by static inverse kinematics
+          (:class:`sorogym.planning.TendonStaticsModel`): each control period,
+          ``ik_iterations`` Levenberg-Marquardt steps on ``z = [q, u]`` (strains and
+          tensions in ``[0, max_tension]``), warm-started at the current strains and applied
+          tensions, move towards an equilibrium whose tip is at the goal; its ``q`` is the
+          regulator's target. Stateless like the others: the warm start carries the
+          solution from one period to the next.
         * ``"hoclf"``: the minimum-norm tensions in ``[0, max_tension]`` satisfying the
           HOCLF condition on the tip distance, critically damped at ``clf_frequency``
           [rad/s] (:func:`sorogym.control.clf_cbf_control`)."""
         c = self.config
         gains = SecondOrderGains.critically_damped(clf_frequency)
-        if kind == "actuation_space":
+        if kind in ("actuation_space", "static_ik"):
             nominal = ActuationSpaceDynamics(self.model)  # H_u is empty here (m = n)
             rest = jax.jit(lambda q: nominal.terms(q, q)["M"])(jnp.zeros(self.model.num_dofs, self.dtype))
             pd = PIDGains.matched(rest, natural_frequency, damping_ratio)
+        if kind == "static_ik":
+            if ik_iterations < 1:
+                raise ValueError(f"ik_iterations: must be >= 1, got {ik_iterations}")
+            statics = TendonStaticsModel(self.model, 0.0, c.max_tension, points=1)
+
+        def ik_configuration(model, ps):
+            """Target strains from warm-started static IK of the goal position."""
+            episode = eqx.tree_at(lambda s: (s.strains.model, s.compliance), statics,
+                                  (model, jnp.linalg.inv(model.stiffness_matrix())))
+            residual = lambda z: ik_residual(episode, z, ps.task["goal"], position_only=True)  # noqa: E731
+            z0 = jnp.concatenate([ps.q, ps.u])
+            z, _ = levenberg_marquardt(residual, episode.project, z0, ik_iterations, bounds=episode.bounds())
+            return episode.split(z)[0]
 
         def act(state):
             ps = state.pipeline_state
@@ -214,10 +244,10 @@ class TendonReaching(FusedOutputs, SoroEnv):
             goal = ps.task["goal"]
             if kind == "quasi_static":
                 u = quasi_static_tensions(model, ps, goal, c.max_tension, gain)
-            elif kind == "actuation_space":
+            elif kind in ("actuation_space", "static_ik"):
                 dynamics = eqx.tree_at(lambda d: d.model, nominal, model)  # this episode's parameters
-                controller = ActuationSpaceController(dynamics, ConstantReference(ps.task["goal_configuration"]), pd,
-                                                      "potential")
+                q_d = ps.task["goal_configuration"] if kind == "actuation_space" else ik_configuration(model, ps)
+                controller = ActuationSpaceController(dynamics, ConstantReference(q_d), pd, "potential")
                 u, _ = controller(ps.t, jnp.concatenate([ps.q, ps.qd]), controller.initial_state())
                 u = jnp.clip(u, 0.0, c.max_tension)
             else:

@@ -35,7 +35,9 @@ limit.
 
 Writes results/bench/planning_<tag>[_quick].json and .md and prints the table.
 ``--static-only``: the static inverse problem on TendonReaching-v0's arm (128 goals of its
-goal bank), written to results/bench/planning_static_<tag>.json and .md.
+goal bank) and its two goal samplings (random-tension equilibria, and workspace sampling by
+static inverse kinematics: 512 goals each, build time and evenness), written to
+results/bench/planning_static_<tag>.json and .md.
 """
 
 from __future__ import annotations
@@ -231,6 +233,47 @@ def run_static_inverse(count: int):
             "max_tension": float(np.max(np.asarray(result.tensions)))}
 
 
+def run_goal_sampling(count: int):
+    """TendonReaching-v0's goal banks of ``count`` goals (float32, as the env runs): random-
+    tension equilibria against workspace sampling by static inverse kinematics. Reports the
+    build time (compilation included), the acceptance of the rejection sampler and how
+    evenly the goals cover the space: the spread per axis and the coefficient of variation
+    of nearest-neighbour distances (lower = more even)."""
+    from scipy.spatial import cKDTree
+
+    import sorogym
+    from sorogym.envs._common import equilibrium_goal_bank, workspace_goal_bank
+
+    env = sorogym.make("TendonReaching-v0", num_goal_candidates=8)
+    model, max_tension = env.model, env.config.max_tension
+    rows = []
+    for sampling in ("equilibrium", "workspace"):
+        t0 = time.perf_counter()
+        if sampling == "workspace":
+            tips, _, _, _, acceptance = workspace_goal_bank(model, jax.random.PRNGKey(0), count, max_tension)
+        else:
+            tips, *_ = equilibrium_goal_bank(model, jax.random.PRNGKey(0), count, max_tension, iterations=25, ramp=10)
+            acceptance = None
+        seconds = time.perf_counter() - t0
+        tips = np.asarray(tips, float)[:count]
+        nn = cKDTree(tips).query(tips, k=2)[0][:, 1]
+        rows.append({"sampling": sampling, "goals": int(tips.shape[0]), "build_s": seconds, "acceptance": acceptance,
+                     "spread_mm": (1e3 * tips.std(axis=0)).tolist(), "nn_mean_mm": float(1e3 * nn.mean()),
+                     "nn_cv": float(nn.std() / nn.mean())})
+    return rows
+
+
+def markdown_goal_sampling(rows) -> str:
+    lines = ["| goal sampling | goals | build [s] | acceptance | spread x / y / z [mm] | nearest-neighbour mean [mm] | "
+             "nearest-neighbour CV |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        acc = "-" if r["acceptance"] is None else f"{100 * r['acceptance']:.1f} %"
+        spread = " / ".join(f"{v:.1f}" for v in r["spread_mm"])
+        lines.append(f"| {r['sampling']} | {r['goals']} | {r['build_s']:.1f} | {acc} | {spread} | {r['nn_mean_mm']:.2f} | "
+                     f"{r['nn_cv']:.2f} |")
+    return "\n".join(lines)
+
+
 def markdown(rows, meta) -> str:
     lines = [f"{meta['device']}: {meta['cpu'].get('model')} ({meta['cpu'].get('cpu_count')} cores), jax {meta['versions']['jax']}, "
              f"float64, git {str(meta['git_revision'])[:8]}, {meta['date']}.", "",
@@ -281,14 +324,17 @@ def main() -> int:
     args = ap.parse_args()
     if args.static_only:
         row = run_static_inverse(16 if args.quick else 128)
+        goal_rows = run_goal_sampling(32 if args.quick else 512)
         meta = run_metadata(args.quick, ("jax", "jaxlib"), "static inverse, TendonReaching-v0",
                             device=str(jax.devices()[0].device_kind))
         suffix = f"planning_static_{args.device_tag}" + ("_quick" if args.quick else "")
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{suffix}.json").write_text(json.dumps({"meta": meta, "row": row}, indent=2))
+        (args.out / f"{suffix}.json").write_text(json.dumps({"meta": meta, "row": row, "goal_sampling": goal_rows},
+                                                            indent=2))
         table = ("| env | goals | success (< 1 mm) | error median / max [mm] | solve [s] | compile [s] |\n|---|---|---|---|---|---|\n"
                  f"| {row['env']} | {row['goals']} | {100 * row['success']:.1f} % | {row['error_mm_median']:.1e} / "
-                 f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |")
+                 f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |\n\n"
+                 + markdown_goal_sampling(goal_rows))
         (args.out / f"{suffix}.md").write_text(table + "\n")
         print(table)
         return 0

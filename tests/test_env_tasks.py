@@ -143,3 +143,34 @@ def test_pose_tracking_reference_hold_and_configuration():
         sorogym.make("PoseTracking-v0", period=(8.0, 4.0))
     with pytest.raises(ValueError, match="position_tolerance"):
         sorogym.make("PoseTracking-v0", position_tolerance=0.0)
+
+
+def test_workspace_goals_are_reachable_equilibria_and_the_ik_expert_reaches_them():
+    """``goal_sampling="workspace"``: every goal is the tip of a configuration held by
+    admissible tensions (``A(q) u = G(q) + K q`` with ``0 <= u <= max_tension``; ``A`` is
+    square here), spread over the box the random-tension equilibria span. The static-IK
+    expert, given only the goal position, reaches them."""
+    from sorogym.agents.evaluate import evaluate_policy
+
+    env = sorogym.make("TendonReaching", goal_sampling="workspace", num_goal_candidates=8)
+    model, c = env.model, env.config
+    bank = np.asarray(env.goal_bank)
+    n = model.num_dofs
+    assert bank.shape == (8, 6 + n)
+
+    @jax.jit
+    @jax.vmap
+    def check(row):
+        q = row[6:]
+        A = model.actuation_matrix(q)
+        u = jnp.linalg.solve(A, model.potential_force(q))
+        return u, model.forward_kinematics(q, model.total_length)[:3, 3]
+
+    u, tips = check(jnp.asarray(bank))
+    np.testing.assert_allclose(np.asarray(tips), bank[:, :3], atol=1e-5)
+    assert np.all(np.asarray(u) > -1e-3 * c.max_tension) and np.all(np.asarray(u) < 1.001 * c.max_tension)
+    with pytest.raises(ValueError, match="goal_sampling"):
+        sorogym.make("TendonReaching", goal_sampling="uniform")
+    result = evaluate_policy(env, env.expert("static_ik"), num_episodes=8, seed=3, policy_input="state")
+    assert result["final/success"] >= 7 / 8, result
+    assert result["final/goal_distance"] < 0.5 * c.success_radius

@@ -12,6 +12,8 @@ from sorogym.planning import (
     NOT_REACHED,
     SUCCESS,
     TARGET_IN_OBSTACLE,
+    Boxes,
+    Obstacles,
     PCCRobot,
     PCSPlanningModel,
     Spheres,
@@ -154,6 +156,63 @@ def test_ik_with_obstacles_and_bad_targets():
     assert status[20] == NOT_REACHED and status[21] == TARGET_IN_OBSTACLE
     for field in (result.q, result.error, result.position_error, result.clearance):
         assert np.all(np.isfinite(np.asarray(field)))
+
+
+def _random_rotation(rng):
+    Q, R = np.linalg.qr(rng.normal(size=(3, 3)))
+    Q = Q * np.sign(np.diag(R))
+    return Q if np.linalg.det(Q) > 0 else -Q
+
+
+def test_box_clearance_is_the_signed_distance():
+    """Outside: the distance to the nearest point of the box, from scipy's bounded least
+    squares over the box's points; inside: minus the distance to the nearest face plane.
+    Gradients are finite everywhere, including inside and on the box's axes."""
+    from scipy.optimize import lsq_linear
+
+    rng = np.random.default_rng(0)
+    R = np.stack([_random_rotation(rng) for _ in range(2)])
+    boxes = Boxes([[0.1, -0.2, 0.3], [-0.5, 0.4, 0.0]], [[0.2, 0.1, 0.3], [0.05, 0.4, 0.1]], R)
+    points = rng.uniform(-1.0, 1.0, (200, 3))
+    points[:4] = [[0.1, -0.2, 0.3], [0.1, -0.2, 0.3], [-0.5, 0.4, 0.0], [-0.5, 0.41, 0.0]]  # centres and near
+    c = np.asarray(jax.jit(lambda p: boxes.clearance(p, 0.01))(jnp.asarray(points)))
+    for b in range(2):
+        center, half = np.asarray(boxes.centers[b]), np.asarray(boxes.half_extents[b])
+        for p, value in zip(points, c[:, b]):
+            local = R[b].T @ (p - center)
+            if np.all(np.abs(local) <= half):
+                expected = -np.min(half - np.abs(local))
+            else:
+                fit = lsq_linear(R[b], p - center, bounds=(-half, half), lsmr_tol="auto", tol=1e-14)
+                expected = np.linalg.norm(R[b] @ fit.x - (p - center))
+            assert value == pytest.approx(expected - 0.01, abs=1e-9)
+    assert np.sum(c[:, 0] < -0.01) > 0 and np.sum(c[:, 0] > 0) > 0  # both sides exercised
+    grads = jax.jit(jax.vmap(jax.grad(lambda p: jnp.min(boxes.clearance(p[None])))))(jnp.asarray(points))
+    assert np.all(np.isfinite(np.asarray(grads)))
+    both = Obstacles(boxes, Spheres([[0.0, 0.0, 2.0]], 0.1))
+    assert both.count == 3 and both.clearance(jnp.asarray(points)).shape == (200, 3)
+    with pytest.raises(ValueError, match="rotations"):
+        Boxes([[0.0, 0.0, 0.0]], 0.1, np.diag([1.0, 1.0, -1.0]))
+    with pytest.raises(ValueError, match="half_extents"):
+        Boxes([[0.0, 0.0, 0.0]], [0.1, 0.0, 0.1])
+
+
+def test_ik_around_a_box_wall():
+    """Targets beside a thin wall (a box) and a sphere: solutions do not penetrate either;
+    a target inside the wall is reported as such."""
+    robot = PCCRobot(3, length=1.0, radius=0.1)
+    wall = Boxes([[0.9, 0.0, 1.6]], [0.05, 0.8, 0.6])  # axis-aligned
+    scene = Obstacles(wall, Spheres([[-0.8, 0.0, 2.0]], 0.2))
+    qs = robot.sample(jax.random.PRNGKey(11), 400, jnp.float64)
+    clear = jax.vmap(lambda q: jnp.min(scene.clearance(robot.backbone_points(q), robot.radius)))(qs)
+    targets = jax.vmap(robot.end_pose)(qs[np.asarray(clear) > 0.02][:12])
+    inside = jnp.eye(4).at[:3, 3].set(jnp.array([0.9, 0.3, 1.6]))
+    targets = jnp.concatenate([targets, inside[None]])
+    result = make_ik_solver(robot, obstacles=scene, margin=0.01, **SMALL)(targets, jax.random.PRNGKey(12))
+    status = np.asarray(result.status)
+    assert np.mean(status[:12] == SUCCESS) >= 11 / 12, result.status_names()
+    assert np.all(np.asarray(result.clearance)[:12][status[:12] == SUCCESS] >= 0.0)
+    assert status[12] == TARGET_IN_OBSTACLE
 
 
 def test_ik_on_a_pcs_model_position_targets():

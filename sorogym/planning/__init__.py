@@ -9,7 +9,8 @@ Levenberg-Marquardt:
   (:func:`build_roadmap`, :func:`plan_trajectory`).
 
 Robots: the PCC parametrisation of tendon-driven robots (:class:`PCCRobot`) or a simulation
-model's strain coordinates (:class:`PCSPlanningModel`); obstacles: spheres (:class:`Spheres`).
+model's strain coordinates (:class:`PCSPlanningModel`); obstacles: spheres (:class:`Spheres`),
+oriented boxes (:class:`Boxes`) and unions of them (:class:`Obstacles`).
 
     robot = PCCRobot(3, length=1.0, radius=0.1)
     solve = make_ik_solver(robot, obstacles=Spheres.lattice())
@@ -28,7 +29,7 @@ from ._ik import (
     make_ik_solver,
     solve_ik,
 )
-from ._models import PCSPlanningModel, Spheres, robot_clearance
+from ._models import Boxes, Obstacles, PCSPlanningModel, Spheres, robot_clearance
 from ._paths import PATH_CENTER, PATH_KINDS, planar_shape, reference_path
 from ._pcc import PCCRobot
 from ._roadmap import (
@@ -43,7 +44,7 @@ from ._roadmap import (
     roadmap_path,
     sample_free,
 )
-from ._statics import StaticInverseResult, TendonStaticsModel, make_static_inverse_solver
+from ._statics import StaticInverseResult, TendonStaticsModel, make_static_inverse_solver, sample_reachable_targets
 from ._trajectory import (
     TrajectoryCosts,
     TrajectoryResult,
@@ -53,11 +54,12 @@ from ._trajectory import (
 )
 
 __all__ = [
-    "IKResult", "IN_COLLISION", "NOT_REACHED", "PCCRobot", "PCSPlanningModel", "STATUS_NAMES", "SUCCESS",
+    "Boxes", "IKResult", "IN_COLLISION", "NOT_REACHED", "Obstacles", "PCCRobot", "PCSPlanningModel",
+    "STATUS_NAMES", "SUCCESS",
     "Spheres", "TARGET_IN_OBSTACLE", "ik_residual", "levenberg_marquardt", "make_ik_solver", "solve_ik",
     "robot_clearance", "PATH_CENTER", "PATH_KINDS", "planar_shape", "reference_path",
     "PlanResult", "Roadmap", "build_roadmap", "default_planning_costs", "linear_path", "make_trajectory_refiner",
     "plan_trajectory", "resample_path", "roadmap_path", "sample_free",
-    "StaticInverseResult", "TendonStaticsModel", "make_static_inverse_solver",
+    "StaticInverseResult", "TendonStaticsModel", "make_static_inverse_solver", "sample_reachable_targets",
     "TrajectoryCosts", "TrajectoryResult", "default_following_costs", "make_path_follower", "tendon_features",
 ]

@@ -8,9 +8,10 @@ Residual of a configuration ``q`` for a target pose ``T*`` (or position ``p*``):
              c(q)                           the model's constraint_residual, if it has one
              sqrt(w_c) max(margin - min_s c_ks(q), 0)   for every backbone point k ]
 
-with ``c_ks`` the clearance between point ``k`` (grown by the robot radius) and sphere
-``s`` (one row per point, for its nearest sphere: 27 times fewer rows than one per pair
-in the 27-sphere lattice, and the same minimisers while spheres do not overlap). Box bounds are not penalised but enforced exactly: each step is projected onto them
+with ``c_ks`` the signed clearance between point ``k`` (grown by the robot radius) and
+obstacle ``s`` (a sphere or box; one row per point, for its nearest obstacle: 27 times
+fewer rows than one per pair in the 27-sphere lattice, and the same minimisers while
+obstacles do not overlap). Box bounds are not penalised but enforced exactly: each step is projected onto them
 (azimuths wrapped). The solver minimises ``|r|^2 / 2`` by damped Gauss-Newton steps
 ``(J^T J + lam diag(J^T J) + lam eps I) dq = -J^T r`` with ``J`` from forward-mode AD,
 with variables held on a bound they push against left out of the step (active set),

@@ -1,4 +1,5 @@
-"""Planning views of the simulation models, and sphere obstacles.
+"""Planning views of the simulation models, and obstacles (spheres, oriented boxes and
+unions of them).
 
 A *planning model* is anything with the interface of :class:`~sorogym.planning.PCCRobot`
 that the solvers use: ``dim``, ``bounds()``, ``project(q)``, ``in_bounds(q)``,
@@ -7,6 +8,10 @@ that the solvers use: ``dim``, ``bounds()``, ``project(q)``, ``in_bounds(q)``,
 trajectory rate terms act on it; on ``q`` otherwise) and ``unwrap(Q)`` (periodic
 coordinates made continuous along a trajectory). :class:`PCSPlanningModel` gives a spatial PCS model (the robot an
 environment simulates) that interface in its own strain coordinates.
+
+An *obstacle set* has ``count`` and ``clearance(points, inflate) -> (P, count)``: the
+signed distance [m] from each point to each obstacle grown by ``inflate`` (negative
+inside). :class:`Spheres`, :class:`Boxes` and their union :class:`Obstacles` provide it.
 """
 
 from __future__ import annotations
@@ -137,3 +142,70 @@ class Spheres(eqx.Module):
         axes = [(np.arange(k) - (k - 1) / 2) * s for k, s in zip(shape, spacing)]
         grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3) + np.asarray(origin)
         return cls(grid, radius)
+
+
+def _safe_norm(x: Float[Array, "... 3"]) -> Float[Array, "..."]:
+    """Euclidean norm over the last axis with a zero (not NaN) gradient at the origin."""
+    sq = jnp.sum(x**2, axis=-1)
+    positive = sq > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
+
+
+class Boxes(eqx.Module):
+    """Oriented cuboid obstacles: ``centers`` ``(B, 3)`` [m], ``half_extents`` ``(B, 3)``
+    [m] along the box's own axes, and ``rotations`` ``(B, 3, 3)`` (columns = the box axes
+    in the world frame; identity when omitted). The clearance is the exact signed distance
+    to the box surface (negative inside: minus the depth to the nearest face)."""
+
+    centers: Array
+    half_extents: Array
+    rotations: Array
+
+    def __init__(self, centers, half_extents, rotations=None):
+        centers = np.asarray(centers, float).reshape(-1, 3)
+        b = centers.shape[0]
+        half = np.broadcast_to(np.asarray(half_extents, float), (b, 3)).copy()
+        if rotations is None:
+            rot = np.broadcast_to(np.eye(3), (b, 3, 3)).copy()
+        else:
+            rot = np.broadcast_to(np.asarray(rotations, float), (b, 3, 3)).copy()
+        if not (np.all(np.isfinite(centers)) and np.all(np.isfinite(half)) and np.all(half > 0)):
+            raise ValueError("Boxes: centers must be finite and half_extents finite and positive")
+        if not (np.all(np.isfinite(rot))
+                and np.allclose(np.einsum("bji,bjk->bik", rot, rot), np.eye(3), atol=1e-6)
+                and np.allclose(np.linalg.det(rot), 1.0, atol=1e-6)):
+            raise ValueError("Boxes: rotations must be proper rotation matrices (orthonormal, det +1)")
+        self.centers, self.half_extents, self.rotations = jnp.asarray(centers), jnp.asarray(half), jnp.asarray(rot)
+
+    @property
+    def count(self) -> int:
+        return int(self.centers.shape[0])
+
+    def clearance(self, points: Float[Array, "P 3"], inflate: float = 0.0) -> Float[Array, "P B"]:
+        """Signed distance [m] from each point to each box grown by ``inflate``."""
+        dtype = points.dtype
+        diff = points[:, None, :] - self.centers.astype(dtype)[None]  # (P, B, 3)
+        local = jnp.einsum("bji,pbj->pbi", self.rotations.astype(dtype), diff)  # box frame
+        excess = jnp.abs(local) - self.half_extents.astype(dtype)[None]
+        outside = _safe_norm(jnp.maximum(excess, 0.0))
+        inside = jnp.minimum(jnp.max(excess, axis=-1), 0.0)
+        return outside + inside - inflate
+
+
+class Obstacles(eqx.Module):
+    """The union of obstacle sets (e.g. ``Obstacles(Spheres(...), Boxes(...))``): its
+    clearance columns are those of each set, in order."""
+
+    parts: tuple
+
+    def __init__(self, *parts):
+        if not parts or not all(hasattr(p, "clearance") and hasattr(p, "count") for p in parts):
+            raise ValueError("Obstacles: give one or more obstacle sets (Spheres, Boxes, ...)")
+        self.parts = tuple(parts)
+
+    @property
+    def count(self) -> int:
+        return sum(p.count for p in self.parts)
+
+    def clearance(self, points: Float[Array, "P 3"], inflate: float = 0.0) -> Float[Array, "P K"]:
+        return jnp.concatenate([p.clearance(points, inflate) for p in self.parts], axis=-1)

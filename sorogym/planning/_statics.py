@@ -181,3 +181,43 @@ def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, posi
         return jax.vmap(verify)(result.q, targets, result.status)
 
     return solve
+
+
+def sample_reachable_targets(solve, lower_corner, upper_corner, key, num: int, batch: int = 128,
+                             max_rounds: int = 50, dtype=None) -> tuple[StaticInverseResult, np.ndarray]:
+    """``num`` targets uniformly distributed over the statically reachable part of a box.
+
+    Candidate positions are drawn uniformly in the box ``[lower_corner, upper_corner]``
+    ``(3,)`` [m], ``batch`` at a time (one compiled shape), and solved by ``solve`` (from
+    :func:`make_static_inverse_solver` with position targets); the verified successes are
+    kept until ``num`` are found (rejection sampling, so the kept targets are uniform over
+    the reachable set the solver finds, inside the box).
+
+    Returns ``(result, acceptance)``: the successful :class:`StaticInverseResult` rows
+    (leading axis ``num``; the equilibrium ``q`` under ``tensions`` reaches the candidate
+    within the solver's tolerance) and the fraction of candidates accepted. ``dtype``: of
+    the candidates (the model's; default: JAX's default float). Raises
+    ``RuntimeError`` if ``max_rounds`` batches do not give ``num`` successes.
+    """
+    lo, hi = np.asarray(lower_corner, float), np.asarray(upper_corner, float)
+    if lo.shape != (3,) or hi.shape != (3,) or not np.all(np.isfinite(lo) & np.isfinite(hi) & (lo < hi)):
+        raise ValueError("lower_corner/upper_corner: need finite (3,) corners with lower < upper")
+    if num < 1 or batch < 1:
+        raise ValueError(f"num and batch must be >= 1, got {num} and {batch}")
+    kept, tried = [], 0
+    for _ in range(max_rounds):
+        key, k_draw, k_solve = jax.random.split(key, 3)
+        dtype = dtype or jnp.result_type(float)
+        candidates = jax.random.uniform(k_draw, (batch, 3), dtype, jnp.asarray(lo, dtype), jnp.asarray(hi, dtype))
+        result = jax.device_get(solve(candidates, k_solve))
+        tried += batch
+        ok = np.asarray(result.status) == SUCCESS
+        kept.append(jax.tree_util.tree_map(lambda x: np.asarray(x)[ok], result))
+        if sum(k.status.shape[0] for k in kept) >= num:
+            break
+    else:
+        found = sum(k.status.shape[0] for k in kept)
+        raise RuntimeError(f"sample_reachable_targets: {found} of {num} reachable targets after {tried} candidates")
+    merged = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs)[:num], *kept)
+    accepted = sum(k.status.shape[0] for k in kept)
+    return StaticInverseResult(*merged), accepted / tried
