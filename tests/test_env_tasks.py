@@ -171,6 +171,8 @@ def test_workspace_goals_are_reachable_equilibria_and_the_ik_expert_reaches_them
     assert np.all(np.asarray(u) > -1e-3 * c.max_tension) and np.all(np.asarray(u) < 1.001 * c.max_tension)
     with pytest.raises(ValueError, match="goal_sampling"):
         sorogym.make("TendonReaching", goal_sampling="uniform")
-    result = evaluate_policy(env, env.expert("static_ik"), num_episodes=8, seed=3, policy_input="state")
+    # 30 of the 75 steps (2 s): the expert settles well within that
+    result = evaluate_policy(env, env.expert("static_ik"), num_episodes=8, seed=3, episode_length=30,
+                             policy_input="state")
     assert result["final/success"] >= 7 / 8, result
     assert result["final/goal_distance"] < 0.5 * c.success_radius
