@@ -5,7 +5,8 @@ fixed-step integrator). The actuator states it commanded are then replayed, held
 control period, on a float64 copy of the same env integrated with diffrax's Tsit5 (a fixed
 step ``reference_dt``, or adaptive steps when ``reference_dt`` is ``None``), including any
 state-dependent external force. The score is the largest tip-position difference over the
-episode divided by the robot's length. Requires ``jax_enable_x64``.
+episode divided by the robot's length. The reference runs with float64 enabled in a
+scoped ``jax.enable_x64`` context; the global JAX config is left alone.
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ def integrator_accuracy(name: str, num_steps: int | None = None, seed: int = 0, 
     """Max tip error [m] and relative to the length of the fast env integrator over one
     episode of random actions (see module docstring). Returns a dict with ``tip_error``,
     ``tip_error_rel``, ``num_steps``, ``substep_dt`` and the reference settings."""
-    if not jax.config.jax_enable_x64:
-        raise RuntimeError("integrator_accuracy needs jax_enable_x64 for its float64 reference")
+    with jax.enable_x64(True):  # the float64 reference, scoped to this call
+        return _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **overrides)
+
+
+def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **overrides) -> dict:
     env = make(name, **overrides)
     ref_overrides = {**overrides, **env.reference_overrides, "dtype": "float64"}
     ref_env = make(name, **ref_overrides)
