@@ -231,8 +231,7 @@ class TendonReaching(FusedOutputs, SoroEnv):
 
         def ik_configuration(model, ps):
             """Target strains from warm-started static IK of the goal position."""
-            episode = eqx.tree_at(lambda s: (s.strains.model, s.compliance), statics,
-                                  (model, jnp.linalg.inv(model.stiffness_matrix())))
+            episode = statics.with_model(model)
             residual = lambda z: ik_residual(episode, z, ps.task["goal"], position_only=True)  # noqa: E731
             z0 = jnp.concatenate([ps.q, ps.u])
             z, _ = levenberg_marquardt(residual, episode.project, z0, ik_iterations, bounds=episode.bounds())

@@ -79,6 +79,12 @@ class TendonStaticsModel(eqx.Module):
     def model(self):
         return self.strains.model
 
+    def with_model(self, model) -> "TendonStaticsModel":
+        """The same problem (bounds, weights, points) on a model of the same structure with
+        other parameters (traceable: e.g. an episode's randomised parameters)."""
+        return eqx.tree_at(lambda s: (s.strains.model, s.compliance), self,
+                           (model, jnp.linalg.inv(model.stiffness_matrix())))
+
     @property
     def radius(self) -> float:
         return self.strains.radius
