@@ -135,6 +135,17 @@ def jit_forward_dynamics(robot):
     return jax.jit(lambda y, u: robot.forward_dynamics(0.0, y, (u,)))
 
 
+LOOP_EVALS = 200
+
+
+def jit_forward_dynamics_loop(robot, evals=LOOP_EVALS):
+    """`evals` chained evaluations inside one compiled loop (each state depends on the last
+    derivative, as in a rollout), so the per-eval time excludes Python dispatch."""
+    def body(_, y, u):
+        return y + 1e-9 * robot.forward_dynamics(0.0, y, (u,))
+    return jax.jit(lambda y, u: jax.lax.fori_loop(0, evals, lambda i, y: body(i, y, u), y))
+
+
 def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
     rows = []
     for planar in (True, False):
@@ -147,12 +158,16 @@ def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
             f_sg, f_mx = jit_forward_dynamics(model), jit_forward_dynamics(rob)
             a, b = np.asarray(f_sg(y, u)), np.asarray(f_mx(y, u))
             t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
+            loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
+            l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
             rows.append({
                 "model": "PlanarPCS" if planar else "PCS", "segments": N, "num_dofs": n,
                 "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
+                "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
                 "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
             })
-            print(f"  forward dynamics {rows[-1]['model']} N={N}: {t_sg:.1f} us vs {t_mx:.1f} us", flush=True)
+            print(f"  forward dynamics {rows[-1]['model']} N={N}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
+                  f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
     return rows
 
 
@@ -289,7 +304,8 @@ def fmt(v, spec):
 
 FD_COLS = [("model", "model", ""), ("segments", "N", ""), ("sorogym_us", "sorogym [us]", ".1f"),
            ("soromox_us", "soromox [us]", ".1f"), ("speedup", "speedup", ".2f"),
-           ("max_rel_diff", "rel. diff", ".1e")]
+           ("sorogym_loop_us", "sorogym in loop [us]", ".1f"), ("soromox_loop_us", "soromox in loop [us]", ".1f"),
+           ("speedup_loop", "speedup in loop", ".2f"), ("max_rel_diff", "rel. diff", ".1e")]
 RO_COLS = [("case", "case", ""), ("horizon_s", "T [s]", "g"), ("sorogym_s", "sorogym [s]", ".2f"),
            ("soromox_s", "soromox [s]", ".2f"), ("pyelastica_s", "PyElastica [s]", ".2f"),
            ("speedup_vs_soromox", "x soromox", ".2f"), ("speedup_vs_pyelastica", "x PyElastica", ".2f"),
@@ -333,7 +349,9 @@ def write_markdown(path, info, fd, ro_rows, fast, t_beam):
     md = [
         f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
         f"float64, git {str(info['git_revision'])[:8]}.", "",
-        "**Forward dynamics, per call**", "", markdown_table(fd, FD_COLS), "",
+        "**Forward dynamics**: per call (jitted single-state call, incl. Python dispatch) and "
+        f"per evaluation inside a compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)", "",
+        markdown_table(fd, FD_COLS), "",
         f"**Paper beam (0.6 m, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
         markdown_table(ro_rows, RO_COLS), "",
         "**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), "",
@@ -350,7 +368,8 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
         "the reference); search from the largest dt, stopping at the first pass",
         ("forward dynamics: segments (1, 4) only; " if quick else "forward dynamics: ")
         + f"jitted single-state calls incl. dispatch, alternating blocks of 100 calls, "
-        f"{8 if quick else 30} blocks, medians; rollouts: median of interleaved post-compile calls, "
+        f"{8 if quick else 30} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
+        "compiled fori_loop, alternating blocks of 2 loops, same number of blocks; rollouts: median of interleaved post-compile calls, "
         "compile_s = first call - median",
         "soromox rollout_to integrates one extra solver step past t1; saves are at the same times",
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt={ELASTICA_DT:g} (4e-4 diverges, "
@@ -389,12 +408,15 @@ def main():
     el_fast = elastica["wall_s"] if t_fast == t_beam else elastica_beam(t_fast)[0]
     fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
     speedups = [r["speedup"] for r in fd]
+    loop_speedups = [r["speedup_loop"] for r in fd]
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
     result = {
         "meta": info, "forward_dynamics": fd, "rollouts": rollouts, "fast_integrator": fast,
         "summary": {"median_speedup_forward_dynamics": float(np.median(speedups)),
                     "min_speedup_forward_dynamics": float(np.min(speedups)),
+                    "median_speedup_forward_dynamics_loop": float(np.median(loop_speedups)),
+                    "min_speedup_forward_dynamics_loop": float(np.min(loop_speedups)),
                     "rollout_speedup_vs_soromox": {r["case"]: r["speedup_vs_soromox"] for r in rollouts}},
     }
     out_dir = ROOT / "results" / "bench"
@@ -403,13 +425,15 @@ def main():
     path.write_text(json.dumps(result, indent=2) + "\n")
     ro_rows = [flat_rollout(r) for r in rollouts]
     print()
-    print(text_table("Forward dynamics, per call (median)", fd, FD_COLS), end="\n\n")
+    print(text_table("Forward dynamics, per call and per in-loop evaluation (medians)", fd, FD_COLS), end="\n\n")
     print(text_table(f"Beam rollouts, Tsit5 dt=1e-4, {t_beam} s", ro_rows, RO_COLS), end="\n\n")
     print(text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)",
                      fast, FI_COLS))
     summ = result["summary"]
-    print(f"\nmedian / min forward-dynamics speedup: {summ['median_speedup_forward_dynamics']:.2f} / "
-          f"{summ['min_speedup_forward_dynamics']:.2f}\nwrote {path}")
+    print(f"\nmedian / min forward-dynamics speedup per call: {summ['median_speedup_forward_dynamics']:.2f} / "
+          f"{summ['min_speedup_forward_dynamics']:.2f}; in a loop: "
+          f"{summ['median_speedup_forward_dynamics_loop']:.2f} / {summ['min_speedup_forward_dynamics_loop']:.2f}"
+          f"\nwrote {path}")
     if not quick:
         write_markdown(out_dir / "models_cpu.md", info, fd, ro_rows, fast, t_beam)
 

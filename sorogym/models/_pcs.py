@@ -70,7 +70,6 @@ class _PCSRod(SoftRobot):
     quadrature: tuple[tuple[float, ...], tuple[float, ...]] | None = eqx.field(static=True)
     # Precomputed, state-independent data (recomputed by with_params).
     _B: Float[Array, "N d n"]
-    _quad_segment: Array  # (N*nq,) int segment index of each quadrature point
     _quad_s: Float[Array, " P"]  # local arc length of each quadrature point [m]
     _quad_mass: Float[Array, "d P"]  # weight * diagonal mass per unit length
     _quad_weight_force: Float[Array, "k P"]  # weight * rho A * gravity [N]
@@ -118,15 +117,15 @@ class _PCSRod(SoftRobot):
         self.quadrature = quadrature
         x01, w01 = jnp.asarray(x01, dtype), jnp.asarray(w01, dtype)
         nq = self.num_quadrature_points
-        self._quad_segment = jnp.repeat(jnp.arange(N), nq)
+        quad_segment = np.repeat(np.arange(N), nq)  # segment of each point, segment-major
         L = params.length
         self._quad_s = (L[:, None] * x01[None, :]).reshape(-1)
         weights = (L[:, None] * w01[None, :]).reshape(-1)
         moments = _section_moments(params.radius, self.planar)  # (N, d)
         mass = params.density[:, None] * moments
-        self._quad_mass = (weights[:, None] * mass[self._quad_segment]).T
+        self._quad_mass = (weights[:, None] * mass[quad_segment]).T
         line_density = params.density * jnp.pi * params.radius**2  # kg/m
-        self._quad_weight_force = params.gravity[:, None] * (weights * line_density[self._quad_segment])[None, :]
+        self._quad_weight_force = params.gravity[:, None] * (weights * line_density[quad_segment])[None, :]
         E, G = params.young_modulus, params.shear_modulus
         if self.planar:
             modulus = jnp.stack([E, E, G], axis=-1)
@@ -188,12 +187,12 @@ class _PCSRod(SoftRobot):
     def strain_rate(self, qd: Float[Array, " n"]) -> Float[Array, "N d"]:
         return jnp.einsum("idn,n->id", self._B, qd)
 
-    def _bases(self, q, qd, with_velocity):
+    def _kinematics(self, q, qd, s_local, seg, with_velocity) -> kernel.Frame:
         ops, p = self.ops, self.params
-        root = kernel.base_frame(ops, ops.base_rotation(p.base_rotation), p.base_position, self.num_dofs)
-        xi, xid = self.strain(q), self.strain_rate(qd)
-        bases = kernel.segment_bases(ops, root, xi, xid, self._B, p.length, with_velocity)
-        return bases, xi, xid
+        root = kernel.root_frame(ops, ops.base_rotation(p.base_rotation), p.base_position, self.num_dofs)
+        return kernel.frames(
+            ops, root, self.strain(q), self.strain_rate(qd), self._B, p.length, s_local, seg, with_velocity
+        )
 
     def _locate(self, s: Array) -> tuple[Array, Array]:
         """Segment index and local arc length of the backbone point ``s`` [m]."""
@@ -204,10 +203,9 @@ class _PCSRod(SoftRobot):
 
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
-        bases, xi, xid = self._bases(q, qd, with_velocity)
         s = jnp.asarray(s, q.dtype).reshape(-1)
         seg, s_loc = self._locate(s)
-        return kernel.frames_at(self.ops, bases, xi, xid, self._B, seg, s_loc, with_velocity)
+        return self._kinematics(q, qd, s_loc, seg, with_velocity)
 
     def forward_kinematics(self, q: Float[Array, " n"], s) -> Array:
         """Pose at arc length ``s`` [m] (``0 <= s <= total_length``) in the world frame:
@@ -254,10 +252,8 @@ class _PCSRod(SoftRobot):
     # -- dynamics ----------------------------------------------------------------------
 
     def _quadrature_frames(self, q, qd, with_velocity):
-        bases, xi, xid = self._bases(q, qd, with_velocity)
-        return kernel.frames_at(
-            self.ops, bases, xi, xid, self._B, self._quad_segment, self._quad_s, with_velocity
-        )
+        s_local = self._quad_s.reshape(self.num_segments, self.num_quadrature_points)
+        return self._kinematics(q, qd, s_local, None, with_velocity)
 
     def _inertia_from(self, f):
         return jnp.einsum("dip,dp,djp->ij", f.J, self._quad_mass, f.J)

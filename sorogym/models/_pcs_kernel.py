@@ -11,8 +11,16 @@ For a point at local arc length ``s`` of segment ``i`` (strain ``xi_i``, ``X = s
 
 where ``T`` is the tangent map of the exponential and ``B_i`` selects segment ``i``'s
 active strains from ``q``, so the Jacobian is built directly in the active coordinates
-(``d x n``, never ``d x (N d)``). Segment bases come from a ``lax.scan`` over segments; all
-requested points are then evaluated in one call in the batch-minor layout of
+(``d x n``, never ``d x (N d)``).
+
+Evaluation order (the cost on a CPU is dominated by the number of kernels, not by the
+arithmetic): the *local* terms ``h``, ``s T(X) B_i``, ``T(X) dX`` and ``dT/dt dX``
+depend on the segment's own strain only, so they are computed for every segment tip and
+every requested point in **one** batched call. What remains sequential is the cheap
+composition with the base quantities, ``N - 1`` steps on single points; the requested
+points are then attached to their segment bases in one more batched call. Base
+quantities ``J0, eta0, a0`` travel as the columns of one ``(d, n + 2, P)`` array, so one
+adjoint application transports all three. Layout: the batch-minor layout of
 :mod:`sorogym.models._rod_ops` (trailing axis ``P`` over points).
 """
 
@@ -35,47 +43,112 @@ class Frame(NamedTuple):
     jdot_qd: Array  # (d, 1, P) dJ/dt qd (zeros when velocities are not propagated)
 
 
-def point_frames(ops, base: Frame, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocity: bool) -> Frame:
-    """Frames at local arc lengths ``s`` ``(P,)`` of segments with strains ``xi``
-    ``(d, P)``, strain rates ``xi_dot`` ``(d, P)``, selectors ``B`` ``(d, n, P)`` and
-    base frames ``base``."""
+class _Local(NamedTuple):
+    """Terms of a point that depend on its own segment's strain only (trailing axis ``P``)."""
+
+    R: Array  # (k, k, P) rotation of h = exp(s xi)
+    p: Array  # (k, P) translation of h
+    cols: Array  # (d, n + 2, P): [s T(X) B, T(X) dX, dT/dt dX] (last two zero without velocity)
+
+
+def _local_terms(ops, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocity: bool) -> _Local:
+    """Local terms at arc lengths ``s`` ``(P,)`` of segments with strains ``xi`` ``(d, P)``,
+    rates ``xi_dot`` ``(d, P)`` and selectors ``B`` ``(d, n, P)``."""
     X = s * xi
     Rh, ph = ops.exp(X)
-    R, p = ops.compose(base.R, base.p, Rh, ph)
-    J = ops.adjoint_inverse_apply(Rh, ph, base.J) + s * ops.tangent_apply(X, B)
+    S = s * ops.tangent_apply(X, B)
     if with_velocity:
         dX = s * xi_dot
         TdX, T_dot_dX = jax.jvp(lambda X_: ops.tangent_apply(X_, dX[:, None, :]), (X,), (dX,))
-        eta = ops.adjoint_inverse_apply(Rh, ph, base.eta) + TdX
-        jdot_qd = ops.adjoint_inverse_apply(Rh, ph, base.jdot_qd) + ops.bracket(eta, TdX) + T_dot_dX
+        cols = jnp.concatenate([S, TdX, T_dot_dX], axis=1)
     else:
-        eta, jdot_qd = base.eta, base.jdot_qd
-    return Frame(R, p, J, eta, jdot_qd)
+        cols = jnp.concatenate([S, jnp.zeros_like(S[:, :2])], axis=1)
+    return _Local(Rh, ph, cols)
 
 
-def base_frame(ops, R0: Array, p0: Array, n: int) -> Frame:
-    """The robot's base as a one-point frame (zero Jacobian and velocities)."""
-    d = ops.dim
-    z = jnp.zeros((d, 1, 1), p0.dtype)
-    return Frame(R0[..., None], p0[:, None], jnp.zeros((d, n, 1), p0.dtype), z, z)
+def _attach(ops, R0: Array, p0: Array, base_cols: Array, loc: _Local, with_velocity: bool):
+    """Compose local terms with base quantities ``(R0, p0, [J0, eta0, a0])``; returns
+    ``(R, p, [J, eta, Jdot qd])``."""
+    R, p = ops.compose(R0, p0, loc.R, loc.p)
+    cols = ops.adjoint_inverse_apply(loc.R, loc.p, base_cols) + loc.cols
+    if with_velocity:
+        # Jdot qd gains the bracket [eta(s), T(X) dX].
+        eta, TdX = cols[:, -2:-1], loc.cols[:, -2:-1]
+        cols = jnp.concatenate([cols[:, :-1], cols[:, -1:] + ops.bracket(eta, TdX)], axis=1)
+    return R, p, cols
 
 
-def segment_bases(ops, root: Frame, xi: Array, xi_dot: Array, B: Array, L: Array, with_velocity: bool) -> Frame:
-    """Frames at the base of every segment, stacked ``(N, ..., 1)`` (``lax.scan``)."""
-
-    def step(carry: Frame, inputs):
-        xi_i, xid_i, B_i, L_i = inputs
-        tip = point_frames(ops, carry, xi_i[:, None], xid_i[:, None], B_i[..., None], L_i[None], with_velocity)
-        return tip, carry
-
-    _, bases = jax.lax.scan(step, root, (xi, xi_dot, B, L), unroll=True)
-    return bases
+def _to_frame(R, p, cols) -> Frame:
+    return Frame(R, p, cols[:, :-2], cols[:, -2:-1], cols[:, -1:])
 
 
-def frames_at(ops, bases: Frame, xi: Array, xi_dot: Array, B: Array, seg: Array, s_local: Array, with_velocity: bool) -> Frame:
-    """Frames at the points with segment indices ``seg`` ``(P,)`` and local arc lengths
-    ``s_local`` ``(P,)``, evaluated in one batch-minor call."""
-    base = jax.tree.map(lambda x: jnp.moveaxis(x[seg][..., 0], 0, -1), bases)
-    return point_frames(
-        ops, base, xi[seg].T, xi_dot[seg].T, jnp.moveaxis(B[seg], 0, -1), s_local, with_velocity
+def root_frame(ops, R0: Array, p0: Array, n: int) -> tuple[Array, Array, Array]:
+    """The robot's base as one point: ``(R0 (k, k, 1), p0 (k, 1), zeros (d, n + 2, 1))``."""
+    return R0[..., None], p0[:, None], jnp.zeros((ops.dim, n + 2, 1), p0.dtype)
+
+
+def _segment_bases(ops, root, tips: _Local, with_velocity: bool):
+    """Base quantities of every segment, stacked along the trailing axis ``(.., N)``,
+    from the local terms ``tips`` at the segment tips (a short unrolled chain)."""
+    N = tips.R.shape[-1] + 1
+    R, p, cols = root
+    out = [root]
+    for i in range(N - 1):
+        tip = jax.tree.map(lambda x: x[..., i : i + 1], tips)
+        R, p, cols = _attach(ops, R, p, cols, tip, with_velocity)
+        out.append((R, p, cols))
+    return tuple(jnp.concatenate(parts, axis=-1) for parts in zip(*out))
+
+
+def frames(
+    ops,
+    root,
+    xi: Array,
+    xi_dot: Array,
+    B: Array,
+    L: Array,
+    s_local: Array,
+    seg: Array | None,
+    with_velocity: bool,
+) -> Frame:
+    """Frames at ``P`` backbone points.
+
+    Args:
+        ops: :class:`SpatialOps` or :class:`PlanarOps`.
+        root: :func:`root_frame` of the base.
+        xi, xi_dot: ``(N, d)`` segment strains and strain rates.
+        B: ``(N, d, n)`` selectors of the active strains.
+        L: ``(N,)`` segment lengths [m].
+        s_local: local arc lengths [m]: ``(N, nq)`` for the same ``nq`` points on every
+            segment (``seg=None``; points ordered segment-major, ``P = N nq``), or ``(P,)``
+            with the segment index of each point in ``seg`` ``(P,)``.
+        with_velocity: propagate ``eta`` and ``dJ/dt qd`` (else they are zeros).
+    """
+    N = xi.shape[0]
+    if seg is None:
+        nq = s_local.shape[1]
+
+        def at_points(x):  # (N, ...) -> (..., N nq), static broadcast
+            x = jnp.moveaxis(x, 0, -1)
+            return jnp.broadcast_to(x[..., None], (*x.shape, nq)).reshape(*x.shape[:-1], N * nq)
+
+        s_pts = s_local.reshape(-1)
+    else:
+
+        def at_points(x):  # (N, ...) -> (..., P), gather
+            return jnp.moveaxis(x[seg], 0, -1)
+
+        s_pts = s_local
+    # Tips of segments 0 .. N-2 (the last tip is no segment's base) and the points, batched.
+    tip_or_point = lambda x: jnp.concatenate([jnp.moveaxis(x[:-1], 0, -1), at_points(x)], axis=-1)  # noqa: E731
+    local = _local_terms(
+        ops, tip_or_point(xi), tip_or_point(xi_dot), tip_or_point(B), jnp.concatenate([L[:-1], s_pts]), with_velocity
     )
+    tips = jax.tree.map(lambda x: x[..., : N - 1], local)
+    points = jax.tree.map(lambda x: x[..., N - 1 :], local)
+    if N == 1:  # the only base is the root, which carries no Jacobian nor velocity
+        R, p = ops.compose(root[0], root[1], points.R, points.p)
+        return _to_frame(R, p, points.cols)
+    bases = _segment_bases(ops, root, tips, with_velocity)
+    R0, p0, cols0 = (at_points(jnp.moveaxis(x, -1, 0)) for x in bases)
+    return _to_frame(*_attach(ops, R0, p0, cols0, points, with_velocity))
