@@ -402,3 +402,35 @@ def _plane_terms(model, q, qd, s_ps):
         Cqd=model.coriolis_force(q, qd), D=model.damping_matrix(),
         yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd])),
     )
+
+
+@pytest.mark.parametrize(
+    "planar, N, active",
+    [(True, 1, "pcc"), (False, 1, ("ky",)), (False, 2, ("ky", "sx"))],
+    ids=["planar1-pcc-n1", "pcs1-ky-n1", "pcs2-ky-sx-n4"],
+)
+def test_reduced_strain_model_is_the_full_model_restricted(planar, N, active):
+    """Selecting strains restricts the full model to a coordinate subspace: with the
+    inactive displacements and rates at zero, FK and the active Jacobian columns agree, and
+    M, C qd and G are the active rows/columns of the full model's. Covers n = 1 (the
+    smallest models; column bookkeeping is easiest to get wrong there)."""
+    rng = np.random.default_rng(7 + N)
+    params = sg.RodParams.create(
+        length=rng.uniform(0.1, 0.2, N), radius=0.012, density=1050.0, young_modulus=4e5, poisson_ratio=0.45,
+        damping=20.0, mounting="hanging", planar=planar, dtype=jnp.float64,
+    )
+    cls = sg.PlanarPCS if planar else sg.PCS
+    full, reduced = cls(params), cls(params, active_strains=active)
+    idx = np.flatnonzero(np.concatenate([np.array(m) for m in reduced.active_strains]))
+    q_r = jnp.asarray(rng.normal(size=reduced.num_dofs) * 3.0)
+    qd_r = jnp.asarray(rng.normal(size=reduced.num_dofs))
+    q_f = jnp.zeros(full.num_dofs).at[idx].set(q_r)
+    qd_f = jnp.zeros(full.num_dofs).at[idx].set(qd_r)
+    s_ps = jnp.linspace(0, float(full.total_length), 4)
+    tf, tr = _plane_terms(full, q_f, qd_f, s_ps), _plane_terms(reduced, q_r, qd_r, s_ps)
+    assert tr["M"].shape == (reduced.num_dofs, reduced.num_dofs) and tr["yd"].shape == (2 * reduced.num_dofs,)
+    np.testing.assert_allclose(tr["fk"], tf["fk"], atol=1e-14)
+    np.testing.assert_allclose(tr["J"], np.asarray(tf["J"])[..., idx], atol=1e-13)
+    np.testing.assert_allclose(tr["M"], np.asarray(tf["M"])[np.ix_(idx, idx)], rtol=1e-12, atol=1e-18)
+    for key in ("G", "Cqd"):
+        np.testing.assert_allclose(tr[key], np.asarray(tf[key])[idx], rtol=1e-11, atol=1e-15)

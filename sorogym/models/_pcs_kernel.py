@@ -62,7 +62,7 @@ def _local_terms(ops, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocit
         TdX, T_dot_dX = jax.jvp(lambda X_: ops.tangent_apply(X_, dX[:, None, :]), (X,), (dX,))
         cols = jnp.concatenate([S, TdX, T_dot_dX], axis=1)
     else:
-        cols = jnp.concatenate([S, jnp.zeros_like(S[:, :2])], axis=1)
+        cols = jnp.concatenate([S, jnp.zeros((S.shape[0], 2, S.shape[2]), S.dtype)], axis=1)
     return _Local(Rh, ph, cols)
 
 
