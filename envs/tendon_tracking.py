@@ -226,8 +226,14 @@ class TendonTracking(FusedOutputs, SoroEnv):
         return tip_position_velocity(model, ps.q, ps.qd)
 
     def _target(self, ps):
-        k = jnp.minimum(ps.steps, ps.task["path"].shape[0] - 1)
-        return ps.task["path"][k], ps.task["path_velocity"][k]
+        return self.target_at(ps.task, ps.steps)
+
+    @staticmethod
+    def target_at(task, steps):
+        """Target position and velocity ``(3,)`` each [m, m/s] after ``steps`` control steps
+        of the episode whose task state is ``task``."""
+        k = jnp.minimum(steps, task["path"].shape[0] - 1)
+        return task["path"][k], task["path_velocity"][k]
 
     def reset_task(self, key, model):
         pos, vel = hemisphere_target_path(key, self.config.target, self.max_episode_steps + 1, self.control_dt, self.dtype)
@@ -242,10 +248,18 @@ class TendonTracking(FusedOutputs, SoroEnv):
     def outputs(self, model, prev, ps, action):
         # tip kinematics once per step, shared by the observation, reward and metrics
         tip, tip_vel = self._tip(model, ps)
-        target, target_vel = self._target(ps)
+        return self.task_outputs(tip, tip_vel, ps.u, ps.task, ps.steps)
+
+    def task_outputs(self, tip, tip_vel, tensions, task, steps):
+        """``(observation, reward terms, metrics, info)`` of the task from the physical state
+        it sees: tip position and velocity ``(3,)`` [m, m/s] (world frame), tendon tensions
+        ``(4,)`` [N], the episode's task state and the control steps since reset. The whole
+        task definition in one place, used by every physics backend of this task (the PCS
+        model here, the Cosserat rod of ``TendonTracking-Elastica-v0``)."""
+        target, target_vel = self.target_at(task, steps)
         terms, d = tracking_reward_terms(tip, tip_vel, target, target_vel, self.config.success_radius)
-        metrics = {"tracking_error": d, "success": terms["success"], "tendon_force_mean": jnp.mean(ps.u)}
-        return tracking_observation(tip, tip_vel, ps.u, target, target_vel), terms, metrics, {}
+        metrics = {"tracking_error": d, "success": terms["success"], "tendon_force_mean": jnp.mean(tensions)}
+        return tracking_observation(tip, tip_vel, tensions, target, target_vel), terms, metrics, {}
 
     # -- expert -----------------------------------------------------------------------------
 
@@ -281,9 +295,13 @@ class TendonTracking(FusedOutputs, SoroEnv):
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        scene = super().render_scene(ps)
-        k = min(int(ps.steps), ps.task["path"].shape[0] - 1)
-        scene["markers"].append(("target", np.asarray(ps.task["path"][k]), "tab:green"))
+        return self.add_task_to_scene(super().render_scene(ps), ps.task, int(ps.steps))
+
+    def add_task_to_scene(self, scene: dict, task, steps: int) -> dict:
+        """``scene`` with the target marker and the task's fixed view bounds (shared by the
+        renderers of every backend)."""
+        k = min(int(steps), task["path"].shape[0] - 1)
+        scene["markers"].append(("target", np.asarray(task["path"][k]), "tab:green"))
         c, R = np.asarray(self.config.target.center), self.config.target.radius
         half = max(R, 0.5 * self.config.length) * 1.4
         scene["bounds"] = ((c[0] - half, c[0] + half), (c[1] - half, c[1] + half), (0.0, 2 * half))

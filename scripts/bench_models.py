@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import soromox  # noqa: E402
 
 import sorogym as sg  # noqa: E402
-from sorogym.testing import soromox_twin  # noqa: E402
+from sorogym.testing import soromox_twin, tip_agreement  # noqa: E402
 
 from _runinfo import run_metadata  # noqa: E402  (scripts/ is on sys.path when run as a script)
 
@@ -120,12 +120,6 @@ def timed_jobs(jobs, reps):
 
 def save_times(t1):
     return np.round(np.arange(int(round(t1 / SAVE_DT)) + 1) * SAVE_DT, 12)
-
-
-def tip_agreement(a, b, L):
-    d = np.linalg.norm(np.asarray(a) - np.asarray(b), axis=-1)
-    rmse = float(np.sqrt(np.mean(d**2)))
-    return {"mean_m": float(np.mean(d)), "rmse_m": rmse, "rmse_over_L": rmse / L, "max_m": float(np.max(d))}
 
 
 # -- 1. forward dynamics -----------------------------------------------------------------

@@ -199,11 +199,7 @@ class SoroEnv(Env, abc.ABC):
         moved = ps.replace(t=ps.t + self.control_dt, q=y1[:n], qd=y1[n:], u=u, rng=rng, steps=ps.steps + 1)
         moved = moved.replace(task=self.advance_task(key_task, model, moved))
         obs, terms, task_metrics, task_info = self.outputs(model, ps, moved, action)
-        if set(terms) != set(self._scale_names):
-            raise KeyError(f"reward terms {sorted(terms)} do not match reward.scales {sorted(self._scale_names)}")
-        scaled = {k: jnp.asarray(self._scales[k] * terms[k], jnp.float32) for k in self._scale_names}
-        reward = sum(scaled.values(), jnp.zeros((), jnp.float32))
-        reward = jnp.where(jnp.isfinite(reward), reward, 0.0)
+        reward, scaled = self.scaled_reward(terms)
         done = jnp.logical_or(diverged, self.terminated(model, moved))
         metrics = dict(state.metrics)  # keep keys added by wrappers (brax's eval adds "reward")
         metrics.update({f"reward/{k}": v for k, v in scaled.items()})
@@ -215,6 +211,16 @@ class SoroEnv(Env, abc.ABC):
         return state.replace(
             pipeline_state=moved, obs=obs, reward=reward, done=done.astype(jnp.float32), metrics=metrics, info=info
         )
+
+    def scaled_reward(self, terms: dict[str, Array]) -> tuple[Array, dict[str, Array]]:
+        """``(reward, scaled terms)``: each unscaled term times its ``config.reward.scales``
+        entry (float32 scalars) and their sum, a non-finite sum replaced by 0. Raises
+        ``KeyError`` when the terms are not exactly the scales' fields."""
+        if set(terms) != set(self._scale_names):
+            raise KeyError(f"reward terms {sorted(terms)} do not match reward.scales {sorted(self._scale_names)}")
+        scaled = {k: jnp.asarray(self._scales[k] * terms[k], jnp.float32) for k in self._scale_names}
+        reward = sum(scaled.values(), jnp.zeros((), jnp.float32))
+        return jnp.where(jnp.isfinite(reward), reward, 0.0), scaled
 
     def _clean_obs(self, obs: Array) -> Array:
         obs = jnp.asarray(obs, jnp.float32)

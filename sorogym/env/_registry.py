@@ -59,11 +59,34 @@ def gym_id(name: str) -> str:
     return f"{GYM_NAMESPACE}/{canonical_name(name)}"
 
 
+_GYM_TWINS: dict[str, tuple[str, str]] = {}
+
+
+def register_gym_twin(name: str, entry_point: str, like: str) -> None:
+    """Declare a Gymnasium-only env ``name`` (e.g. the same task on another physics backend)
+    whose ``entry_point`` (``"module:Class"``, imported only when made) shares the time
+    limit of the registered JAX env ``like``; registered by :func:`register_everywhere`."""
+    if name in _ENVS:
+        raise ValueError(f"{name!r} is a registered JAX env")
+    _GYM_TWINS[name] = (entry_point, like)
+
+
+def gym_twins() -> tuple[str, ...]:
+    """Names of the Gymnasium-only twin envs, sorted."""
+    return tuple(sorted(_GYM_TWINS))
+
+
 def register_everywhere() -> None:
-    """Register every env with Gymnasium and brax (idempotent)."""
+    """Register every env with Gymnasium and brax, and the Gymnasium-only twins with
+    Gymnasium (idempotent)."""
     import gymnasium
 
     from ._brax import register_brax_environment
+
+    for name, (entry_point, like) in _GYM_TWINS.items():
+        gid = f"{GYM_NAMESPACE}/{name}"
+        if gid not in gymnasium.registry:
+            gymnasium.register(id=gid, entry_point=entry_point, max_episode_steps=_default_steps(env_class(like)))
 
     for name, cls in _ENVS.items():
         gid = f"{GYM_NAMESPACE}/{name}"
