@@ -6,8 +6,9 @@ Runs, in one process, one after the other (nothing else should run meanwhile):
 1. **sorogym**: brax PPO with the default config (``configs/ppo/tendon_tracking.yaml``, the
    README's main job), deterministic evaluation over 64 episodes at each progress point.
 2. **SB3 on the PCS env** (the sample-efficiency reference): the paper's SB3 protocol
-   (2 envs, rollouts of 12,800 samples, minibatch 428, every other setting SB3's default,
-   no observation normalisation) on ``TendonTracking-v0`` through
+   (2 envs, rollouts of 12,800 samples, minibatch 428, every other setting SB3's default)
+   plus ``VecNormalize`` (without it SB3 settles on the do-nothing policy on this task,
+   ``results/tendon_tracking/README.md``) on ``TendonTracking-v0`` through
    :class:`sorogym.env.SB3VecEnv`, 1M steps; after every rollout the step-wise success of
    that rollout and of a deterministic evaluation over 32 episodes; at most ``--pcs-minutes``.
 3. **SB3 on PyElastica** (the CPU baseline): the same protocol on the Elastica twin, two
@@ -88,10 +89,16 @@ def run_brax(quick: bool, workdir: Path) -> dict:
 
 
 def _sb3_model(venv, quick: bool, seed: int):
+    """SB3 PPO with the paper's protocol (rollouts of 12,800 samples from 2 envs, minibatch
+    428, SB3's defaults otherwise) on ``venv`` wrapped in ``VecNormalize`` (observations and
+    returns): without it SB3 settles on the do-nothing policy on this task
+    (``results/tendon_tracking/README.md``)."""
     from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import VecNormalize
 
     n_steps = 64 if quick else ROLLOUT // N_ENVS
     batch = 32 if quick else MINIBATCH
+    venv = VecNormalize(venv, norm_obs=True, norm_reward=True, gamma=0.99)
     return PPO("MlpPolicy", venv, n_steps=n_steps, batch_size=batch, seed=seed, device="cpu", verbose=0)
 
 
@@ -137,14 +144,15 @@ def _rollout_recorder(budget_s: float | None, eval_fn=None):
 def run_sb3_pcs(quick: bool, budget_s: float) -> dict:
     import sorogym
     from sorogym.agents.evaluate import evaluate_policy
-    from sorogym.agents.sb3 import sb3_policy
+    from sorogym.agents.sb3 import sb3_policy, training_normalizer
     from sorogym.env import SB3VecEnv
 
     env = sorogym.make("TendonTracking-v0")
     venv = SB3VecEnv(env, num_envs=N_ENVS, seed=0)
 
     def evaluate(model):
-        res = evaluate_policy(env, sb3_policy(model, True), 4 if quick else 32, seed=10_000, jax_policy=False)
+        policy = sb3_policy(model, True, training_normalizer(model))
+        res = evaluate_policy(env, policy, 4 if quick else 32, seed=10_000, jax_policy=False)
         return {"eval_success": float(res["success"]), "eval_tracking_error": float(res["tracking_error"])}
 
     model = _sb3_model(venv, quick, seed=0)

@@ -250,3 +250,48 @@ def test_compare_backends_quick(tmp_path):
     for s in static:  # the rod is stiffer (B / e^3); without stretch the gap is the discretisation's
         assert 0.8 < s["deflection_rod_m"] / s["deflection_pcs_m"] < 1.0
         assert abs(s["deflection_rod_stiff_stretch_m"] / s["deflection_pcs_bending_only_m"] - 1) < 0.06
+
+
+def _compare_rl_body(out):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import compare_rl
+
+    report = compare_rl.main(["--quick", "--out", out])
+    assert set(report) >= {"brax", "sb3_pcs", "sb3_elastica", "summary", "meta"}
+    for run in ("sb3_pcs", "sb3_elastica"):
+        curve = report[run]["curve"]
+        assert curve and all(0.0 <= r["rollout_success"] <= 1.0 for r in curve)
+        assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
+    assert report["sb3_elastica"]["wall_per_step_s"] > 0
+    s = report["summary"]
+    assert s["sb3_elastica_time_to_target"] in ("measured", "projected", "lower bound (not reached)")
+    assert (Path(out) / "rl_wallclock_quick.png").exists() and (Path(out) / "rl_wallclock_quick.md").exists()
+
+
+def test_compare_rl_quick(tmp_path):
+    run_isolated(_compare_rl_body, str(tmp_path))  # SB3 loads torch
+
+
+def test_compare_rl_time_to_level_interpolates():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from compare_rl import time_to_level
+
+    rows = [{"wall_s": 10.0, "s": 0.1}, {"wall_s": 20.0, "s": 0.5}, {"wall_s": 30.0, "s": 0.9}]
+    assert time_to_level(rows, "s", 0.7) == pytest.approx(25.0)
+    assert time_to_level(rows, "s", 0.05) == 10.0
+    assert time_to_level(rows, "s", 0.95) is None
+
+
+def test_transfer_backends_quick(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import transfer_backends
+
+    report = transfer_backends.main(["--quick", "--out", str(tmp_path)])
+    assert [r["policy"] for r in report["rows"]] == ["nominal", "randomised"]
+    for r in report["rows"]:
+        for backend in ("pcs", "elastica"):
+            res = r[backend]
+            assert res["episodes"] == 2 and 0.0 <= res["success"] <= 1.0 and np.isfinite(res["tracking_error_m"])
+    nominal = report["rows"][0]["pcs"]
+    assert nominal["success"] > 0.8  # the committed policy on its own env
+    assert (tmp_path / "transfer" / "ppo_randomised" / "checkpoint").exists()
