@@ -151,16 +151,18 @@ class TendonRod:
         self._stepper = ea.PositionVerlet()
         self._fields = ("position_collection", "director_collection", "velocity_collection",
                         "omega_collection", "acceleration_collection", "alpha_collection")
-        self._initial = self.snapshot()
         self.time = 0.0
+        self._initial = self.snapshot()
 
     # -- state ------------------------------------------------------------------------------
 
     def snapshot(self) -> dict:
         """Copies of the rod's state arrays (restorable by :meth:`restore`)."""
-        return {f: np.array(getattr(self.rod, f)) for f in self._fields} | {"time": self.time if hasattr(self, "time") else 0.0}
+        return {f: np.array(getattr(self.rod, f)) for f in self._fields} | {"time": self.time}
 
     def restore(self, snap: dict) -> None:
+        """Return to a :meth:`snapshot` (PyElastica recomputes every derived quantity from
+        these arrays at the next step)."""
         for f in self._fields:
             getattr(self.rod, f)[...] = snap[f]
         self.time = float(snap["time"])
@@ -179,6 +181,7 @@ class TendonRod:
         return np.array(self.rod.position_collection.T)
 
     def is_finite(self, bound: float = np.inf) -> bool:
+        """Whether node positions [m] and velocities [m/s] are finite and below ``bound``."""
         x, v = self.rod.position_collection, self.rod.velocity_collection
         return bool(np.all(np.isfinite(x)) and np.all(np.isfinite(v)) and np.all(np.abs(x) < bound)
                     and np.all(np.abs(v) < bound))
@@ -204,8 +207,8 @@ class _TendonLoads:
 
     def __init__(self, owner: TendonRod):
         self._owner = owner
-        n = owner.n_elements
-        self._torques = np.zeros((3, n))
+        self._torques = np.zeros((3, owner.n_elements))
+        self._active = False
 
     def apply_forces(self, system, time=0.0):
         owner = self._owner

@@ -164,7 +164,7 @@ def run_sb3_pcs(quick: bool, budget_s: float) -> dict:
     hit = first_crossing(rec.rows, "eval_success")
     hit_rollout = first_crossing(rec.rows, "rollout_success")
     last = rec.rows[-1]
-    return {"label": "SB3 PPO (paper protocol), TendonTracking-v0 (2 envs, JAX on CPU)", "curve": rec.rows,
+    return {"label": "SB3 PPO (paper protocol + VecNormalize), TendonTracking-v0 (2 envs, JAX on CPU)", "curve": rec.rows,
             "metric": "rollout step-wise success; deterministic evaluation over 32 episodes",
             "env_steps": int(model.num_timesteps), "train_wall_s": last["wall_s"], "total_wall_s": wall,
             "budget_s": budget_s, "final_success": last["eval_success"], "final_tracking_error": last["eval_tracking_error"],
@@ -202,7 +202,7 @@ def run_sb3_elastica(quick: bool, budget_s: float) -> dict:
     steps = int(model.num_timesteps)
     last = rec.rows[-1] if rec.rows else {"wall_s": wall, "step": steps}
     hit = first_crossing(rec.rows, "rollout_success")
-    return {"label": "SB3 PPO (paper protocol), TendonTracking-Elastica-v0 (2 envs in 2 processes, PyElastica)",
+    return {"label": "SB3 PPO (paper protocol + VecNormalize), TendonTracking-Elastica-v0 (2 envs in 2 processes, PyElastica)",
             "curve": rec.rows, "metric": "rollout step-wise success", "env_steps": steps,
             "train_wall_s": last["wall_s"], "total_wall_s": wall, "budget_s": budget_s,
             "wall_per_step_s": last["wall_s"] / max(last["step"], 1),
