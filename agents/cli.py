@@ -228,6 +228,8 @@ def main(argv=None) -> int:
 
         for name in sorogym.registry():
             print(name)
+        for name in sorogym.env.gym_twins():
+            print(f"{name}  (Gymnasium only: gymnasium.make('sorogym/{name}'))")
         return 0
     if args.command == "train":
         from .config import load_config

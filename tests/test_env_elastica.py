@@ -295,3 +295,11 @@ def test_transfer_backends_quick(tmp_path):
     nominal = report["rows"][0]["pcs"]
     assert nominal["success"] > 0.8  # the committed policy on its own env
     assert (tmp_path / "transfer" / "ppo_randomised" / "checkpoint").exists()
+
+
+def test_the_twin_is_registered_with_gymnasium_only():
+    assert "TendonTracking-Elastica-v0" in sorogym.env.gym_twins()
+    assert "TendonTracking-Elastica-v0" not in sorogym.registry()  # not a brax env
+    assert ELASTICA_ID in gymnasium.registry
+    with pytest.raises(ValueError, match="registered JAX env"):
+        sorogym.env.register_gym_twin("TendonTracking-v0", "x:y", like="TendonTracking-v0")
