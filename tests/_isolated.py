@@ -5,7 +5,6 @@ pools and runtime libraries, and a long-lived pytest worker that has loaded both
 inside an XLA compilation. Bodies that need torch therefore run in a child interpreter of
 their own, so no pytest worker ever imports torch.
 
-Children share the session's persistent JAX compilation cache (``tests/conftest.py``).
 The body is a module-level function of a test module, called with positional arguments
 that survive ``repr`` (strings, numbers). The child inherits the environment (wandb
 offline settings set by fixtures included) and runs from the repository root.
@@ -24,12 +23,6 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(TESTS_DIR)
 
 
-def _jax_cache_dir() -> str | None:
-    import jax
-
-    return jax.config.jax_compilation_cache_dir or None
-
-
 def run_isolated(body, *args, timeout: float = 900.0) -> None:
     """Call ``body(*args)`` in a child interpreter; fail the calling test with the child's
     output if it raises, crashes or times out."""
@@ -38,15 +31,10 @@ def run_isolated(body, *args, timeout: float = 900.0) -> None:
         f"import sys; sys.path.insert(0, {TESTS_DIR!r}); "
         f"from {module} import {body.__name__} as body; body(*{args!r})"
     )
-    env = dict(os.environ)
-    cache = _jax_cache_dir()
-    if cache:  # the child shares the test session's persistent compilation cache
-        env.setdefault("JAX_COMPILATION_CACHE_DIR", cache)
-        env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.1")
     try:
         proc = subprocess.run(
             [sys.executable, "-X", "faulthandler", "-c", code],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, env=env,
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{body.__name__} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
