@@ -128,10 +128,9 @@ class TendonRod:
         local[:, :2] = offsets  # components along d1, d2
         self._offsets_local = local
 
-        class _Simulator(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
-            pass
-
-        sim = _Simulator()
+        # PyElastica composes a simulator from its mixins: collection, constraints, forcing, damping
+        simulator = type("Simulator", (ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping), {})
+        sim = simulator()
         rod = ea.CosseratRod.straight_rod(
             self.n_elements, np.zeros(3), np.asarray(spec.direction, float), np.asarray(spec.normal, float),
             spec.length, spec.radius, spec.density, youngs_modulus=spec.young_modulus,

@@ -50,3 +50,28 @@ def run_metadata(quick: bool, packages, notes, **extra) -> dict:
     }
     info.update(extra)
     return info
+
+
+def comparison_parser(doc: str, default_out: Path):
+    """Argument parser of the comparison scripts: ``--quick`` (small sizes, for the tests)
+    and ``--out`` (the results folder); the description is the docstring's first paragraph."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (for the tests)")
+    ap.add_argument("--out", type=Path, default=default_out)
+    return ap
+
+
+def write_report(out: Path, stem: str, quick: bool, report: dict, markdown) -> str:
+    """Write ``<stem>[_quick].json`` and the ``markdown(report)`` table ``<stem>[_quick].md``
+    into ``out``, print the table and return it."""
+    import json
+
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{stem}_quick" if quick else stem
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=2))
+    md = markdown(report)
+    (out / f"{stem}.md").write_text(md)
+    print(md)
+    return md

@@ -25,9 +25,7 @@ date; ``--quick`` runs a small version for the tests into ``--out``.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _runinfo import ROOT, run_metadata  # noqa: E402
+from _runinfo import ROOT, comparison_parser, run_metadata, write_report  # noqa: E402
 
 ELEMENTS = (10, 20, 40, 80)
 REFERENCE_ELEMENTS = 160
@@ -265,10 +263,7 @@ def markdown(report) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (for the tests)")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "comparison")
-    args = ap.parse_args(argv)
+    args = comparison_parser(__doc__, ROOT / "results" / "comparison").parse_args(argv)
     notes = ("Both envs receive the same tension-increment actions, so they apply identical tensions (checked). "
              "The PCS env runs in float32 with its default integrator (5 linearly implicit trapezoid substeps per "
              "15 Hz control step); the rod runs PositionVerlet in float64. The rod's damping is mass-proportional, "
@@ -285,12 +280,7 @@ def main(argv=None):
     stat = static_deflections(args.quick)
     report = {"meta": run_metadata(args.quick, ("jax", "pyelastica", "numba", "gymnasium"), notes),
               "convergence": conv, "fidelity": fid, "static": stat}
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "backend_fidelity_quick" if args.quick else "backend_fidelity"
-    (args.out / f"{stem}.json").write_text(json.dumps(report, indent=2))
-    md = markdown(report)
-    (args.out / f"{stem}.md").write_text(md)
-    print(md)
+    write_report(args.out, "backend_fidelity", args.quick, report, markdown)
     return report
 
 

@@ -31,7 +31,6 @@ Writes ``results/comparison/rl_wallclock.{json,md,png}`` (printed).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -43,13 +42,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _runinfo import ROOT, run_metadata  # noqa: E402
+from _runinfo import ROOT, comparison_parser, run_metadata, write_report  # noqa: E402
 
 PAPER_SUCCESS = 0.914
 ROLLOUT = 12_800
 N_ENVS = 2
 MINIBATCH = 428
 TOTAL_STEPS = 1_000_000
+#: A brax PPO run small enough for the tests (``--quick``).
+QUICK_PPO_OVERRIDES = {"ppo.num_timesteps": 20_000, "ppo.num_envs": 16, "ppo.batch_size": 16, "ppo.num_minibatches": 4,
+                       "ppo.num_evals": 2, "ppo.num_eval_envs": 4, "eval.num_episodes": 4}
 
 
 def first_crossing(rows, key, level=PAPER_SUCCESS):
@@ -66,8 +68,7 @@ def run_brax(quick: bool, workdir: Path) -> dict:
 
     overrides = {"logging.output_root": str(workdir), "logging.wandb": "disabled", "logging.video": False}
     if quick:
-        overrides.update({"ppo.num_timesteps": 20_000, "ppo.num_envs": 16, "ppo.batch_size": 16,
-                          "ppo.num_minibatches": 4, "ppo.num_evals": 2, "ppo.num_eval_envs": 4, "eval.num_episodes": 4})
+        overrides.update(QUICK_PPO_OVERRIDES)
     config = load_config(ROOT / "configs" / "ppo" / "tendon_tracking.yaml", overrides)
     t0 = time.perf_counter()
     run_dir = train(config, run_id="compare_rl", quiet=True)
@@ -324,11 +325,9 @@ def markdown(report) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="tiny runs (for the tests)")
+    ap = comparison_parser(__doc__, ROOT / "results" / "comparison")
     ap.add_argument("--elastica-minutes", type=float, default=30.0, help="wall budget of the PyElastica run")
     ap.add_argument("--pcs-minutes", type=float, default=20.0, help="wall budget of the SB3 run on the PCS env")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "comparison")
     args = ap.parse_args(argv)
     budget = 20.0 if args.quick else 60.0 * args.elastica_minutes
     budget_pcs = 30.0 if args.quick else 60.0 * args.pcs_minutes
@@ -348,13 +347,8 @@ def main(argv=None):
     report = {"meta": run_metadata(args.quick, ("jax", "brax", "stable_baselines3", "torch", "pyelastica"), notes),
               "brax": brax, "sb3_pcs": sb3_pcs, "sb3_elastica": sb3_el}
     report["summary"] = summarise(brax, sb3_pcs, sb3_el)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "rl_wallclock_quick" if args.quick else "rl_wallclock"
-    (args.out / f"{stem}.json").write_text(json.dumps(report, indent=2))
-    plot(report, args.out / f"{stem}.png")
-    md = markdown(report)
-    (args.out / f"{stem}.md").write_text(md)
-    print(md)
+    write_report(args.out, "rl_wallclock", args.quick, report, markdown)
+    plot(report, args.out / ("rl_wallclock_quick.png" if args.quick else "rl_wallclock.png"))
     return report
 
 

@@ -18,8 +18,6 @@ same seeds, hence the same target paths. Writes ``results/comparison/transfer.{j
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 import time
@@ -29,7 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _runinfo import ROOT, run_metadata  # noqa: E402
+from _runinfo import ROOT, comparison_parser, run_metadata, write_report  # noqa: E402
+from compare_rl import QUICK_PPO_OVERRIDES  # noqa: E402
 
 RANDOMIZATION = [["young_modulus", 0.8, 1.25], ["shear_modulus", 0.8, 1.25], ["damping", 0.5, 2.0]]
 SEED0 = 30_000
@@ -42,8 +41,7 @@ def train_randomised(dest: Path, quick: bool) -> Path:
     overrides = {"env_overrides": {"randomization": RANDOMIZATION}, "logging.wandb": "disabled",
                  "logging.video": False}
     if quick:
-        overrides.update({"ppo.num_timesteps": 20_000, "ppo.num_envs": 16, "ppo.batch_size": 16,
-                          "ppo.num_minibatches": 4, "ppo.num_evals": 2, "ppo.num_eval_envs": 4, "eval.num_episodes": 4})
+        overrides.update(QUICK_PPO_OVERRIDES)
     with tempfile.TemporaryDirectory() as tmp:
         overrides["logging.output_root"] = tmp
         config = load_config(ROOT / "configs" / "ppo" / "tendon_tracking.yaml", overrides)
@@ -101,10 +99,8 @@ def markdown(report) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="tiny runs (for the tests)")
+    ap = comparison_parser(__doc__, ROOT / "results" / "comparison")
     ap.add_argument("--episodes", type=int, default=24)
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "comparison")
     args = ap.parse_args(argv)
     import gymnasium
 
@@ -135,11 +131,7 @@ def main(argv=None):
              "(results/comparison/backend_fidelity.md lists how the two backends differ under open-loop inputs).")
     report = {"meta": run_metadata(args.quick, ("jax", "brax", "pyelastica"), notes), "episodes": episodes,
               "seed0": SEED0, "rows": rows}
-    stem = "transfer_quick" if args.quick else "transfer"
-    (args.out / f"{stem}.json").write_text(json.dumps(report, indent=2))
-    md = markdown(report)
-    (args.out / f"{stem}.md").write_text(md)
-    print(md)
+    write_report(args.out, "transfer", args.quick, report, markdown)
     return report
 
 
