@@ -2,13 +2,15 @@
 
 Sections (all measured in one process so the ratios are side by side):
   1. per-evaluation forward dynamics, planar/spatial PCS with 1, 2, 4 segments;
-  2. the SoRoMoX paper's CPU beam case (App. B-A): rollout wall time and tip agreement;
+  2. the SoRoMoX paper's Table IV rollouts (App. B-A: beam under planar and spatial loads, and
+     tendon-driven): sorogym, soromox and PyElastica wall time and tip agreement;
   3. the largest fixed step of the environments' integrators that keeps the beam's tip
      within 1 % of L of a fine Tsit5 reference.
 
     .venv/bin/python scripts/bench_models.py [--quick]
 
-Writes results/bench/models_cpu[_quick].json (and models_cpu.md in full mode).
+Writes results/bench/models_cpu[_quick].json (and, in full mode, models_cpu.md and the
+rollout section as results/comparison/table_iv.md).
 """
 
 import argparse
@@ -36,10 +38,26 @@ from _runinfo import run_metadata  # noqa: E402  (scripts/ is on sys.path when r
 ROOT = Path(__file__).resolve().parents[1]
 G_ACC = 9.81
 SAVE_DT = 0.01
-# Paper beam (SoRoMoX App. B-A): 0.6 m as two 0.3 m PCS segments, gravity-like load along +x.
+# Paper beam (SoRoMoX App. B-A): 0.6 m as two 0.3 m PCS segments, upright along world +z.
 BEAM = dict(seg_length=0.3, num_segments=2, radius=0.03, density=1000.0, young=1e6, nu=0.5, eta=1e4)
+# The three Table IV scenarios that PCS models can run (the fourth, spatial GVS, needs a GVS model).
+# `load`: distributed acceleration (world, 3D) acting on rho A, read as +x, +x and +y, and +z
+# like the paper's "along the global X / Y / Z direction" (with -z the upright beam would be
+# past its self-weight buckling load, q = 27.7 N/m > 7.84 EI / L^3 = 23.1 N/m, where the tip
+# is very sensitive to small stiffness differences). Tendons: straight, base to tip, 2 cm from
+# the centre line, 90 degrees apart; the paper does not state the tension: 20 N each bends
+# the tip ~0.1 m sideways.
+TENDON_OFFSETS = ((0.02, 0.0), (0.0, 0.02))  # [y, z] in the PCS body frame (world +y and -x upright)
+TENDON_TENSION = 20.0
+ROLLOUT_CASES = {
+    "beam_planar_pcs": dict(planar=True, load=(G_ACC, 0.0, 0.0), tendons=False),
+    "beam_spatial_pcs": dict(planar=False, load=(G_ACC, G_ACC, 0.0), tendons=False),
+    "tendon_spatial_pcs": dict(planar=False, load=(0.0, 0.0, G_ACC), tendons=True),
+}
 ELASTICA_DT = 2e-4  # PositionVerlet, 50 elements: 4e-4 diverges, 3e-4 is stable; 2e-4 keeps a 2x margin
 ELASTICA_ELEMENTS = 50
+CONVERGED_SEGMENTS = 8  # finer PCS run once per case (not timed) to split discretisation from model gap
+FINE_DT = 5e-4
 
 
 # -- models --------------------------------------------------------------------------------
@@ -53,11 +71,24 @@ def make_pcs(planar, lengths, radius, density, young, damping, gravity=None, nu=
     return (sg.PlanarPCS if planar else sg.PCS)(params)
 
 
-def beam_model(planar):
-    b = BEAM
-    gravity = [G_ACC, 0.0] if planar else [G_ACC, 0.0, 0.0]  # distributed load rho A g along +x
-    return make_pcs(planar, [b["seg_length"]] * b["num_segments"], b["radius"], b["density"],
-                    b["young"], b["eta"], gravity, b["nu"])
+def beam_model(case, num_segments=BEAM["num_segments"]):
+    """The sorogym model of a Table IV case and its constant input (``None``: no actuation)."""
+    b, c = BEAM, ROLLOUT_CASES[case]
+    load = np.asarray(c["load"])
+    gravity = load[[0, 2]] if c["planar"] else load  # planar world (x, y) is the 3D (x, z) plane
+    lengths = [b["seg_length"] * b["num_segments"] / num_segments] * num_segments
+    model = make_pcs(c["planar"], lengths, b["radius"], b["density"], b["young"], b["eta"], gravity, b["nu"])
+    if not c["tendons"]:
+        return model, None
+    offsets = np.repeat(np.asarray(TENDON_OFFSETS)[:, None, :], num_segments, axis=1)  # (m, N, 2)
+    model = sg.PCS(model.params, actuation=sg.Tendons(jnp.asarray(offsets)))
+    return model, jnp.full((len(TENDON_OFFSETS),), TENDON_TENSION)
+
+
+def tip_in_3d(tips, planar):
+    """Tip positions ``(T, 2)`` of a planar model as ``(T, 3)`` in the 3D (x, z) plane."""
+    tips = np.asarray(tips)
+    return np.stack([tips[:, 0], np.zeros(len(tips)), tips[:, 1]], axis=1) if planar else tips
 
 
 def tip_fn_sorogym(model):
@@ -168,78 +199,84 @@ def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
 # -- 2. beam rollouts ------------------------------------------------------------------------
 
 
-def elastica_beam(t1, dt=ELASTICA_DT, n_elements=ELASTICA_ELEMENTS):
-    """Clamped Cosserat rod along +z with a uniform load rho A g along +x. Returns
-    (wall_s, gamma, tips (T, 3)) with tips saved every SAVE_DT."""
-    import elastica as ea
+def elastica_rollout(case, t1, dt=ELASTICA_DT, n_elements=ELASTICA_ELEMENTS):
+    """A Table IV case on a clamped PyElastica Cosserat rod (the tendon-driven rod of the
+    ``-Elastica`` envs: eyelet tendon loads, mass-proportional damping matched to the slowest
+    bending mode of the PCS model). Returns ``(wall_s, gamma, tips (T, 3))``, tips saved every
+    SAVE_DT."""
+    from sorogym.envs._elastica import RodSpec, TendonRod, matched_damping_rate
 
-    class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping):
-        pass
-
-    b = BEAM
-    L, E = b["seg_length"] * b["num_segments"], b["young"]
-    # Damping mapping: with nu = 0.5 the PCS Kelvin-Voigt damping is stiffness-proportional,
-    # D = beta S with beta = 3 eta / E (bending/elongation 3 eta vs E, torsion/shear eta vs
-    # G = E/3), so mode k has damping ratio beta w_k / 2. Elastica's AnalyticalLinearDamper
-    # is mass-proportional (dv/dt = -gamma v, ratio gamma / (2 w_k)); we match the first
-    # cantilever bending mode: gamma = beta w_1^2, w_1 = 1.8751^2 sqrt(E I / (rho A L^4)).
-    A, I = math.pi * b["radius"] ** 2, math.pi * b["radius"] ** 4 / 4
-    w1 = 1.8751**2 * math.sqrt(E * I / (b["density"] * A * L**4))
-    gamma = 3 * b["eta"] / E * w1**2
-    sim = Sim()
-    rod = ea.CosseratRod.straight_rod(
-        n_elements, np.zeros(3), np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]), L,
-        b["radius"], b["density"], youngs_modulus=E, shear_modulus=E / (2 * (1 + b["nu"])),
+    b, c = BEAM, ROLLOUT_CASES[case]
+    model, _ = beam_model(case)
+    gamma = matched_damping_rate(model)
+    spec = RodSpec(
+        length=b["seg_length"] * b["num_segments"], radius=b["radius"], density=b["density"],
+        young_modulus=b["young"], shear_modulus=b["young"] / (2 * (1 + b["nu"])),
+        tendon_offsets=TENDON_OFFSETS if c["tendons"] else np.zeros((0, 2)), gravity=c["load"],
+        damping_rate=gamma,
     )
-    sim.append(rod)
-    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,), constrained_director_idx=(0,))
-    sim.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=np.array([G_ACC, 0.0, 0.0]))
-    sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=gamma, time_step=dt)
-    sim.finalize()
-    stepper = ea.PositionVerlet()
-    num_steps, every = int(round(t1 / dt)), int(round(SAVE_DT / dt))
-    tips, t = [rod.position_collection[:, -1].copy()], 0.0
+    rod = TendonRod(spec, n_elements, dt)
+    tensions = np.full(len(spec.tendon_offsets), TENDON_TENSION)
+    tips = [rod.tip_state()[0]]
     t0 = time.perf_counter()
-    for k in range(1, num_steps + 1):
-        t = stepper.step(sim, t, dt)
-        if k % every == 0:
-            tips.append(rod.position_collection[:, -1].copy())
-    wall = time.perf_counter() - t0
-    return wall, gamma, w1, np.array(tips)
+    for _ in range(int(round(t1 / SAVE_DT))):
+        rod.advance(tensions, SAVE_DT)
+        tips.append(rod.tip_state()[0])
+    return time.perf_counter() - t0, gamma, np.array(tips)
 
 
-def bench_rollouts(t1, reps, elastica):
+def bench_rollouts(t1, reps, elastica_reps, converged_segments):
+    """Table IV: each case on sorogym and soromox (Tsit5, dt 1e-4) and PyElastica, with tip
+    agreement; a ``converged_segments`` PCS (sorogym, not timed) separates the 2-segment
+    discretisation from the rod-vs-PCS modelling gap."""
     ts = jnp.asarray(save_times(t1))
+    f_sg = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(m, y, t1, u=u, solver_dt=1e-4, save_ts=ts).ys)
+    f_mx = eqx.filter_jit(lambda r, y, u: r.rollout_to(
+        initial_state=soromox.SystemState(t=jnp.array(0.0), y=y), u=u, t1=t1, solver_dt=1e-4,
+        save_ts=ts, solver=diffrax.Tsit5()).y)
+    # Shorter segments stiffen the fastest damped mode past Tsit5's stability at 1e-4 s, so the
+    # finer PCS runs on the linearly implicit trapezoid (K, D constant) at FINE_DT.
+    f_fine = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(
+        m, y, t1, u=u, solver=sg.sim.LinearTrapezoid(m), solver_dt=FINE_DT, save_ts=ts).ys)
+    elastica_rollout("tendon_spatial_pcs", 0.02)  # numba warm-up
     rows = []
-    for planar in (True, False):
-        model = beam_model(planar)
-        rob, _ = soromox_twin(model)
+    for case, spec in ROLLOUT_CASES.items():
+        planar = spec["planar"]
+        model, u = beam_model(case)
+        rob, combine = soromox_twin(model)
+        u_mx = None if u is None else jnp.asarray(combine @ np.asarray(u))
         y0 = jnp.zeros(2 * model.num_dofs)
-        L = float(model.total_length)
-        f_sg = eqx.filter_jit(lambda m, y: sg.sim.rollout_to(m, y, t1, solver_dt=1e-4, save_ts=ts).ys)
-        f_mx = eqx.filter_jit(lambda r, y: r.rollout_to(
-            initial_state=soromox.SystemState(t=jnp.array(0.0), y=y), t1=t1, solver_dt=1e-4,
-            save_ts=ts, solver=diffrax.Tsit5()).y)
-        res = timed_jobs({"sorogym": (f_sg, (model, y0)), "soromox": (f_mx, (rob, y0))}, reps)
-        n = model.num_dofs
-        tip_sg = np.asarray(tip_fn_sorogym(model)(jnp.asarray(res["sorogym"][2][:, :n])))
-        tip_mx = np.asarray(tip_fn_soromox(rob, model)(jnp.asarray(res["soromox"][2][:, :n])))
+        L, n = float(model.total_length), model.num_dofs
+        res = timed_jobs({"sorogym": (f_sg, (model, y0, u)), "soromox": (f_mx, (rob, y0, u_mx))}, reps)
+        el_runs = [elastica_rollout(case, t1) for _ in range(elastica_reps)]
+        el_wall, gamma, tip_el = float(np.median([r[0] for r in el_runs])), el_runs[0][1], el_runs[0][2]
+        tip_sg = tip_in_3d(tip_fn_sorogym(model)(jnp.asarray(res["sorogym"][2][:, :n])), planar)
+        tip_mx = tip_in_3d(tip_fn_soromox(rob, model)(jnp.asarray(res["soromox"][2][:, :n])), planar)
+        fine, u_fine = beam_model(case, converged_segments)
+        ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
+        tip_fine = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
         row = {
-            "case": "beam_planar_pcs" if planar else "beam_spatial_pcs", "horizon_s": t1,
-            "sorogym_s": res["sorogym"][1], "soromox_s": res["soromox"][1],
-            "pyelastica_s": None if planar else elastica["wall_s"],
+            "case": case, "horizon_s": t1, "load_acc": list(spec["load"]),
+            "tendon_tension_N": TENDON_TENSION if spec["tendons"] else None,
+            "sorogym_s": res["sorogym"][1], "soromox_s": res["soromox"][1], "pyelastica_s": el_wall,
             "speedup_vs_soromox": res["soromox"][1] / res["sorogym"][1],
-            "speedup_vs_pyelastica": None if planar else elastica["wall_s"] / res["sorogym"][1],
+            "speedup_vs_pyelastica": el_wall / res["sorogym"][1],
             "compile_s_sorogym": res["sorogym"][0] - res["sorogym"][1],
             "compile_s_soromox": res["soromox"][0] - res["soromox"][1],
-            "tip_agreement": {"sorogym_vs_soromox": tip_agreement(tip_sg, tip_mx, L)},
+            "pyelastica_damping_rate_per_s": gamma,
+            "tip_agreement": {
+                "sorogym_vs_soromox": tip_agreement(tip_sg, tip_mx, L),
+                "sorogym_vs_pyelastica": tip_agreement(tip_sg, tip_el, L),
+                f"sorogym_{converged_segments}seg_vs_pyelastica": tip_agreement(tip_fine, tip_el, L),
+                f"sorogym_vs_sorogym_{converged_segments}seg": tip_agreement(tip_sg, tip_fine, L),
+            },
             "final_tip_sorogym": tip_sg[-1].tolist(), "final_tip_soromox": tip_mx[-1].tolist(),
+            "final_tip_pyelastica": tip_el[-1].tolist(),
+            f"final_tip_sorogym_{converged_segments}seg": tip_fine[-1].tolist(),
         }
-        if not planar:
-            row["tip_agreement"]["sorogym_vs_pyelastica"] = tip_agreement(tip_sg, elastica["tips"], L)
-            row["final_tip_pyelastica"] = elastica["tips"][-1].tolist()
         rows.append(row)
-        print(f"  rollout {row['case']}: {row['sorogym_s']:.2f} s vs {row['soromox_s']:.2f} s", flush=True)
+        print(f"  rollout {case}: sorogym {row['sorogym_s']:.2f} s, soromox {row['soromox_s']:.2f} s, "
+              f"PyElastica {el_wall:.2f} s", flush=True)
     return rows
 
 
@@ -247,7 +284,7 @@ def bench_rollouts(t1, reps, elastica):
 
 
 def bench_fast_integrator(t1, candidates, ref_dt, reps, elastica_s):
-    model = beam_model(planar=False)
+    model, _ = beam_model("beam_spatial_pcs")
     ts = jnp.asarray(save_times(t1))
     y0 = jnp.zeros(2 * model.num_dofs)
     L, n = float(model.total_length), model.num_dofs
@@ -304,7 +341,8 @@ RO_COLS = [("case", "case", ""), ("horizon_s", "T [s]", "g"), ("sorogym_s", "sor
            ("soromox_s", "soromox [s]", ".2f"), ("pyelastica_s", "PyElastica [s]", ".2f"),
            ("speedup_vs_soromox", "x soromox", ".2f"), ("speedup_vs_pyelastica", "x PyElastica", ".2f"),
            ("rmse_mx", "tip RMSE/L vs soromox", ".1e"), ("rmse_el", "tip RMSE/L vs PyElastica", ".3f"),
-           ("max_el", "tip max vs PyElastica [m]", ".3f")]
+           ("max_el", "tip max vs PyElastica [m]", ".3f"),
+           ("rmse_fine_el", f"{CONVERGED_SEGMENTS}-segment PCS: RMSE/L vs PyElastica", ".3f")]
 FI_COLS = [("integrator", "integrator", ""), ("dt", "dt [s]", "g"),
            ("tip_error_rel", "max tip err / L", ".4f"), ("sorogym_s", "sorogym [s]", ".3f"),
            ("pyelastica_s", "PyElastica [s]", ".2f"), ("speedup_vs_pyelastica", "x PyElastica", ".3g")]
@@ -312,9 +350,10 @@ FI_COLS = [("integrator", "integrator", ""), ("dt", "dt [s]", "g"),
 
 def flat_rollout(row):
     agr = row["tip_agreement"]
-    el = agr.get("sorogym_vs_pyelastica", {})
+    fine = next(v for k, v in agr.items() if k.endswith("seg_vs_pyelastica"))
     return {**row, "rmse_mx": agr["sorogym_vs_soromox"]["rmse_over_L"],
-            "rmse_el": el.get("rmse_over_L"), "max_el": el.get("max_m")}
+            "rmse_el": agr["sorogym_vs_pyelastica"]["rmse_over_L"], "max_el": agr["sorogym_vs_pyelastica"]["max_m"],
+            "rmse_fine_el": fine["rmse_over_L"]}
 
 
 def table_cells(rows, cols):
@@ -346,10 +385,35 @@ def write_markdown(path, info, fd, ro_rows, fast, t_beam):
         "**Forward dynamics**: per call (jitted single-state call, incl. Python dispatch) and "
         f"per evaluation inside a compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)", "",
         markdown_table(fd, FD_COLS), "",
-        f"**Paper beam (0.6 m, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
+        f"**The paper's Table IV cases (0.6 m beam, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
         markdown_table(ro_rows, RO_COLS), "",
         "**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), "",
     ]
+    path.write_text("\n".join(md))
+    print(f"wrote {path}")
+
+
+def write_table_iv(path, info, rollouts, ro_rows, t_beam):
+    """The rollout section as the comparison report's Table IV (same run as models_cpu.json)."""
+    cols = [("case", "case", ""), ("sorogym_s", "sorogym [s]", ".2f"), ("soromox_s", "soromox [s]", ".2f"),
+            ("pyelastica_s", "PyElastica [s]", ".2f"), ("rmse_mx", "RMSE/L sorogym-soromox", ".1e"),
+            ("rmse_el", "RMSE/L sorogym-PyElastica", ".3f"), ("max_el", "max dist. to PyElastica [m]", ".3f"),
+            ("rmse_fine_el", f"RMSE/L {CONVERGED_SEGMENTS}-seg PCS-PyElastica", ".3f")]
+    finals = [{"case": r["case"], **{k: "[" + ", ".join(f"{x:.3f}" for x in r[f"final_tip_{k}"]) + "]"
+                                     for k in ("sorogym", "soromox", "pyelastica")}} for r in rollouts]
+    fcols = [("case", "case", ""), ("sorogym", "sorogym", ""), ("soromox", "soromox", ""),
+             ("pyelastica", "PyElastica", "")]
+    md = [
+        f"# Table IV: {t_beam:g} s rollouts of the paper's beam on three libraries, one run", "",
+        f"{info['date']}, CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), float64, "
+        f"git {str(info['git_revision'])[:8]}. Written by `scripts/bench_models.py` (section 2 of "
+        "`results/bench/models_cpu.json`). sorogym and soromox: Tsit5, dt = 1e-4, 2 PCS segments; "
+        f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt = {ELASTICA_DT:g}. Times are medians "
+        "after compilation. Tip agreement over the samples every 10 ms (no time alignment).", "",
+        markdown_table(ro_rows, cols), "", "Final tip positions [m] (world frame):", "",
+        markdown_table(finals, fcols), "",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(md))
     print(f"wrote {path}")
 
@@ -367,10 +431,16 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
         "compile_s = first call - median",
         "soromox rollout_to integrates one extra solver step past t1; saves are at the same times",
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt={ELASTICA_DT:g} (4e-4 diverges, "
-        "3e-4 stable), OneEndFixedBC, GravityForces acc=[9.81,0,0], AnalyticalLinearDamper uniform "
-        "constant gamma = (3 eta / E) w1^2: PCS damping is stiffness-proportional D = (3 eta/E) S "
-        "for nu = 0.5; the mass-proportional elastica damping is matched on the first cantilever "
-        "bending mode (Euler-Bernoulli w1)",
+        "3e-4 stable), OneEndFixedBC, GravityForces with the case's load, tendons as eyelet loads "
+        "(sorogym.envs._elastica.TendonRod), AnalyticalLinearDamper with the mass-proportional rate "
+        "matched to the decay of the PCS model's slowest bending mode (matched_damping_rate); the "
+        "PCS damping (Kelvin-Voigt, stiffness-proportional for nu = 0.5) damps higher modes more",
+        "Table IV cases (App. B-A): beam_planar_pcs load rho A g along +x (planar model in the x-z "
+        "plane); beam_spatial_pcs along +x and +y; tendon_spatial_pcs: load along +z and two straight "
+        f"tendons at 2 cm, 90 deg apart, {TENDON_TENSION:g} N each (tension not stated in the paper); "
+        "the paper's fourth case (spatial GVS) needs a GVS model",
+        f"the {CONVERGED_SEGMENTS}-segment PCS column is one untimed sorogym rollout per case: it "
+        "separates the 2-segment discretisation from the PCS-vs-rod modelling gap",
         "machine is shared; other processes may have been running (see loadavg)",
     ]
 
@@ -391,15 +461,11 @@ def main():
     print("[1/3] forward dynamics", flush=True)
     fd = bench_forward_dynamics(blocks=8 if quick else 30, segments=(1, 4) if quick else (1, 2, 4))
     print(f"[2/3] beam rollouts ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-    elastica_beam(0.02)  # numba warm-up
-    el_runs = [elastica_beam(t_beam) for _ in range(1 if quick else 3)]
-    _, gamma, w1, tips = el_runs[0]
-    elastica = {"wall_s": float(np.median([r[0] for r in el_runs])), "tips": tips}
-    info["pyelastica_damping"] = {"uniform_damping_constant_per_s": gamma, "omega1_rad_s": w1,
-                                  "beta_s": 3 * BEAM["eta"] / BEAM["young"]}
-    rollouts = bench_rollouts(t_beam, reps=2 if quick else 3, elastica=elastica)
+    rollouts = bench_rollouts(t_beam, reps=2 if quick else 3, elastica_reps=1 if quick else 3,
+                              converged_segments=CONVERGED_SEGMENTS)
     print(f"[3/3] fast integrators ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-    el_fast = elastica["wall_s"] if t_fast == t_beam else elastica_beam(t_fast)[0]
+    spatial = next(r for r in rollouts if r["case"] == "beam_spatial_pcs")
+    el_fast = spatial["pyelastica_s"] if t_fast == t_beam else elastica_rollout("beam_spatial_pcs", t_fast)[0]
     fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
     speedups = [r["speedup"] for r in fd]
     loop_speedups = [r["speedup_loop"] for r in fd]
@@ -430,6 +496,7 @@ def main():
           f"\nwrote {path}")
     if not quick:
         write_markdown(out_dir / "models_cpu.md", info, fd, ro_rows, fast, t_beam)
+        write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam)
 
 
 if __name__ == "__main__":
