@@ -21,10 +21,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-
-def _static_residual(model, q: Array, u: Array) -> Array:
-    """``G(q) + K(q) - A(q) u`` ``(n,)``: zero at a static equilibrium under ``u``."""
-    return model.potential_force(q) - model.actuation_force(q, u)
+from ..models import static_residual as _static_residual
 
 
 def _newton_step(model, q: Array, u: Array) -> Array:

@@ -5,6 +5,9 @@ from ._params import RodParams as RodParams
 from ._pcs import PCS as PCS
 from ._pcs import PlanarPCS as PlanarPCS
 from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
+from ._statics import static_equilibrium as static_equilibrium
+from ._statics import static_residual as static_residual
 from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 
-__all__ = ["SoftRobot", "RodParams", "PCS", "PlanarPCS", "SPATIAL_STRAINS", "PLANAR_STRAINS"]
+__all__ = ["SoftRobot", "RodParams", "PCS", "PlanarPCS", "SPATIAL_STRAINS", "PLANAR_STRAINS",
+           "static_equilibrium", "static_residual"]

@@ -104,6 +104,20 @@ class SoftRobot(eqx.Module):
         """``tau_U = G(q) + K(q)``."""
         return self.gravitational_force(q) + self.elastic_force(q)
 
+    def static_equilibrium(
+        self,
+        u: Float[Array, " m"] | None = None,
+        tau_ext: Float[Array, " n"] | None = None,
+        **solver_options,
+    ) -> Float[Array, " n"]:
+        """Configuration ``q*`` ``(n,)`` with ``G(q*) + K(q*) = A(q*) u + tau_ext``, reached by
+        load continuation from rest and Newton, differentiable in ``u``, ``tau_ext`` and the
+        parameters (implicit function theorem). Options: see
+        :func:`sorogym.models.static_equilibrium`."""
+        from ._statics import static_equilibrium
+
+        return static_equilibrium(self, u, tau_ext, **solver_options)
+
     def split_state(self, y: Float[Array, " 2n"]) -> tuple[Array, Array]:
         """``y -> (q, qd)``."""
         n = self.num_dofs

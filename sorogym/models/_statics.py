@@ -1,0 +1,121 @@
+"""Static equilibria of any model: ``G(q) + K(q) = A(q) u + tau_ext``, differentiable.
+
+The solve runs in two stages:
+
+1. *Continuation* (no gradients): every load, gravity included, is raised linearly from
+   zero over ``ramp_steps`` stages with a few Newton steps each, solving
+   ``K(q) + lam (G(q) - A(q) u - tau_ext) = 0`` for ``lam = 1/(S+1), 2/(S+1), ...``
+   (``G`` is linear in the gravity vector). This keeps the iterate on the equilibrium branch
+   connected to the unloaded robot (large loads from rest send plain Newton to far,
+   unstable roots).
+2. *Root find* at the full load with optimistix's Newton solver and its implicit adjoint:
+   the derivative of the solution ``q*`` with respect to anything the residual depends on
+   (``u``, ``tau_ext`` and every physical parameter of the model) comes from the implicit
+   function theorem, ``dq*/dtheta = -(dr/dq)^-1 dr/dtheta``, in forward and reverse mode,
+   without differentiating through the iterations.
+
+Shapes: ``q`` ``(n,)``, ``u`` ``(m,)``, ``tau_ext`` ``(n,)``; SI units of the model.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optimistix as optx
+from jaxtyping import Array, Float
+
+
+def static_residual(model, q: Float[Array, " n"], u: Float[Array, " m"], tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
+    """``G(q) + K(q) - A(q) u - tau_ext`` ``(n,)`` [generalized force]: zero at a static
+    equilibrium under the efforts ``u`` and the external generalized force ``tau_ext``."""
+    r = model.potential_force(q) - model.actuation_force(q, u)
+    return r if tau_ext is None else r - tau_ext
+
+
+def _check_loads(model, u, tau_ext, q0):
+    n, m = model.num_dofs, model.num_actuators
+    dtype = model.params.length.dtype if hasattr(model, "params") else jnp.result_type(float)
+    u = jnp.zeros((m,), dtype) if u is None else jnp.asarray(u)
+    tau_ext = jnp.zeros((n,), u.dtype) if tau_ext is None else jnp.asarray(tau_ext)
+    q0 = jnp.zeros((n,), u.dtype) if q0 is None else jnp.asarray(q0)
+    for name, value, size in (("u", u, m), ("tau_ext", tau_ext, n), ("q0", q0, n)):
+        if value.shape != (size,):
+            raise ValueError(f"{name}: expected shape ({size},), got {value.shape}")
+    return u, tau_ext, q0
+
+
+def static_equilibrium(
+    model,
+    u: Float[Array, " m"] | None = None,
+    tau_ext: Float[Array, " n"] | None = None,
+    *,
+    q0: Float[Array, " n"] | None = None,
+    ramp_steps: int = 8,
+    newton_per_step: int = 3,
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    max_steps: int = 64,
+    throw: bool = True,
+) -> Float[Array, " n"]:
+    """The configuration ``q*`` ``(n,)`` with ``G(q*) + K(q*) = A(q*) u + tau_ext``.
+
+    Args:
+        model: any :class:`~sorogym.models.SoftRobot`.
+        u: actuator efforts ``(m,)`` (default zeros).
+        tau_ext: external generalized force ``(n,)`` (default zeros).
+        q0: start of the continuation ``(n,)`` (default the reference configuration
+            ``q = 0``, where the unloaded robot rests).
+        ramp_steps: continuation stages (``0``: Newton at the full load from ``q0``).
+        newton_per_step: Newton steps per continuation stage.
+        rtol, atol: optimistix Newton tolerances on the iterate (max norm); the residual
+            at convergence is then far below them (quadratic convergence).
+        max_steps: Newton steps of the final root find.
+        throw: raise (a runtime error, also under ``jit``) when the root find does not
+            converge; ``False`` returns the last iterate.
+
+    Returns:
+        ``q*``, differentiable (implicit function theorem) with respect to ``u``,
+        ``tau_ext`` and the model's parameters.
+    """
+    u, tau_ext, q0 = _check_loads(model, u, tau_ext, q0)
+    if int(ramp_steps) < 0 or int(newton_per_step) < 1:
+        raise ValueError(f"need ramp_steps >= 0 and newton_per_step >= 1, got {ramp_steps}, {newton_per_step}")
+    frozen = jax.lax.stop_gradient((eqx.filter(model, eqx.is_array), u, tau_ext))
+    model_ng = eqx.combine(frozen[0], model)
+
+    def newton(q, scale):
+        """One Newton step on the stage residual, backtracked (step 1, 1/2, 1/4, 1/8: the
+        first that lowers the residual norm) so that no step jumps to another branch."""
+
+        def stage_residual(q_):
+            K = model_ng.elastic_force(q_)
+            return K + scale * (static_residual(model_ng, q_, frozen[1], frozen[2]) - K)
+
+        def both(q_):
+            r = stage_residual(q_)
+            return r, r
+
+        J, r = jax.jacfwd(both, has_aux=True)(q)
+        step = jnp.linalg.solve(J, r)
+        alphas = jnp.asarray([1.0, 0.5, 0.25, 0.125], q.dtype)
+        norms = jax.vmap(lambda a: jnp.sum(stage_residual(q - a * step) ** 2))(alphas)
+        better = norms < jnp.sum(r**2)
+        alpha = jnp.where(jnp.any(better), alphas[jnp.argmax(better)], alphas[-1])
+        return q - alpha * step
+
+    def stage(k, q):
+        scale = (k + 1.0) / (ramp_steps + 1.0)
+        return jax.lax.fori_loop(0, newton_per_step, lambda _, q_: newton(q_, scale), q)
+
+    q_start = jax.lax.fori_loop(0, int(ramp_steps), stage, jax.lax.stop_gradient(q0))
+
+    def residual(q, args):
+        model_, u_, tau_ = args
+        return static_residual(model_, q, u_, tau_)
+
+    sol = optx.root_find(
+        residual, optx.Newton(rtol=rtol, atol=atol), q_start, args=(model, u, tau_ext),
+        max_steps=max_steps, adjoint=optx.ImplicitAdjoint(), throw=throw,
+    )
+    return sol.value
