@@ -1,5 +1,7 @@
 """Soft-robot models with the control-ready interface of :class:`SoftRobot`."""
 
+from ._articulated import ArticulatedSoftRobot as ArticulatedSoftRobot
+from ._articulated import ChainParams as ChainParams
 from ._base import SoftRobot as SoftRobot
 from ._params import RodParams as RodParams
 from ._pcs import PCS as PCS
@@ -9,5 +11,5 @@ from ._statics import static_equilibrium as static_equilibrium
 from ._statics import static_residual as static_residual
 from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 
-__all__ = ["SoftRobot", "RodParams", "PCS", "PlanarPCS", "SPATIAL_STRAINS", "PLANAR_STRAINS",
+__all__ = ["SoftRobot", "ArticulatedSoftRobot", "ChainParams", "RodParams", "PCS", "PlanarPCS", "SPATIAL_STRAINS", "PLANAR_STRAINS",
            "static_equilibrium", "static_residual"]

@@ -35,7 +35,8 @@ def static_residual(model, q: Float[Array, " n"], u: Float[Array, " m"], tau_ext
 
 def _check_loads(model, u, tau_ext, q0):
     n, m = model.num_dofs, model.num_actuators
-    dtype = model.params.length.dtype if hasattr(model, "params") else jnp.result_type(float)
+    floats = [x for x in jax.tree.leaves(model) if eqx.is_inexact_array(x)]
+    dtype = floats[0].dtype if floats else jnp.result_type(float)
     u = jnp.zeros((m,), dtype) if u is None else jnp.asarray(u)
     tau_ext = jnp.zeros((n,), u.dtype) if tau_ext is None else jnp.asarray(tau_ext)
     q0 = jnp.zeros((n,), u.dtype) if q0 is None else jnp.asarray(q0)
