@@ -195,3 +195,34 @@ def test_bad_parameters_name_the_field():
             sg.ChainParams.create(**(fields | change))
     with pytest.raises(ValueError, match="actuation"):
         sg.ArticulatedSoftRobot(sg.ChainParams.create(**fields), actuation=sg.Tendons(np.zeros((1, 1, 2))))
+
+
+@eqx.filter_jit
+def _oracle_terms(robot, q, qd, u, tau, s_pair, soromox_api):
+    """M, G, K, D, C qd, forward dynamics, and pose and Jacobian at the two end frames
+    (``s_pair``: frame arguments in the robot's own convention)."""
+    y = jnp.concatenate([q, qd])
+    D = robot.damping_matrix(q) if soromox_api else robot.damping_matrix()  # soromox's D takes q
+    Cqd = robot.coriolis_matrix(q, qd) @ qd if soromox_api else robot.coriolis_force(q, qd)
+    ends = [(robot.forward_kinematics(q, s), robot.jacobian(q, s)) for s in s_pair]
+    return (robot.inertia_matrix(q), robot.gravitational_force(q), robot.elastic_force(q), D, Cqd,
+            robot.forward_dynamics(0.0, y, (u, tau)), ends)
+
+
+@pytest.mark.parametrize("n, seed", [(2, 20), (5, 21)])
+def test_matches_soromox_articulated_chain(n, seed):
+    """soromox's articulated model (an independent implementation; zero tip offsets, see
+    ``sorogym.testing``): M, G, K, D, C qd, forward dynamics and the end frames."""
+    pytest.importorskip("soromox")
+    from sorogym.testing import soromox_twin
+
+    rng = np.random.default_rng(seed)
+    robot = random_chain(rng, n)
+    twin, _ = soromox_twin(robot)
+    q, qd = jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=n))
+    u, tau = jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=n))
+    ours = _oracle_terms(robot, q, qd, u, tau, (1.0, float(n)), False)
+    theirs = _oracle_terms(twin, q, qd, u, tau, (0.0, 1.0), True)
+    for name, a, b in zip(("M", "G", "K", "D", "C qd", "forward_dynamics", "end frames"), ours, theirs):
+        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-10 * (np.max(np.abs(np.asarray(y))) + 1e-12), err_msg=name)

@@ -24,6 +24,10 @@ def _damping_kwargs(p, i: int) -> dict:
 
 
 def soromox_twin(model):
+    """``(robot, combine)``: the same robot in soromox and, for tendons, the ``(paths, m)``
+    matrix summing soromox's per-segment paths into our tendons (``None`` otherwise)."""
+    if isinstance(model, sg.ArticulatedSoftRobot):
+        return _articulated_twin(model), None
     import soromox
     from soromox.utils.geometry.poses import planar_mounting_pose, spatial_mounting_pose
 
@@ -104,3 +108,25 @@ def _tendon_paths(model):
     owner = np.repeat(np.arange(m), spans)
     combine[np.arange(len(segs)), owner] = 1.0
     return soromox.ThreadlikeActuator.tendons(routing), combine
+
+
+def _articulated_twin(model):
+    """soromox's articulated chain with the same joints, transforms and inertias.
+
+    soromox attaches each joint frame to its parent's *tip* (``tip_position``, which also
+    sets the link lengths that its arc-length argument ``s`` walks along); with all tips at
+    the link-frame origins its chain is ours. Its ``s`` then saturates at the ends: ``s = 0``
+    is link 0 (our frame ``s = 1``) and ``s >= total length = 0`` the last link (ours ``n``).
+    """
+    import soromox
+
+    p = model.params
+    n = model.num_dofs
+    params = soromox.ArticulatedSoftRobotParams(
+        joint_screw=p.joint_axes, parent_to_joint_transform=p.parent_to_joint,
+        tip_position=jnp.zeros((n, 3), p.mass.dtype), center_of_mass_position=p.com, mass=p.mass,
+        center_of_mass_inertia=p.inertia, gravity=p.gravity, joint_stiffness=jnp.diag(p.stiffness),
+        joint_damping=jnp.diag(p.damping), joint_rest_configuration=p.rest, radius=jnp.full((n,), 0.01, p.mass.dtype),
+    )
+    base = np.asarray(p.base_pose)
+    return soromox.ArticulatedSoftRobot(params, base_pose=_spatial_base_pose(base[:3, :3], base[:3, 3]))
