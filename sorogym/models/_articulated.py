@@ -18,8 +18,11 @@ model)::
 
     M(q) qdd + C(q, qd) qd + G(q) + K(q) + D qd = A u + tau_ext
 
-``M = sum_i J_i^T M_i J_i`` from the body Jacobians of the links, ``G = dU_g/dq`` with
-``U_g = -sum_i m_i g . p_com,i``, and ``C`` from the Christoffel symbols of ``M``.
+``M = sum_i J_i^T M_i J_i`` from the body Jacobians of the links; ``C qd + G`` by a
+recursive Newton-Euler pass (body twists ``V_i``, accelerations at ``qdd = 0``, base
+accelerating at ``-g``): ``sum_i J_i^T (M_i A_i - ad_(V_i)^T M_i V_i)``; ``G = dU_g/dq``
+with ``U_g = -sum_i m_i g . p_com,i``; the matrix ``C`` from the Christoffel symbols of
+``M``.
 
 Backbone points: the argument ``s`` of the kinematics is a *frame index*: ``s = 0`` is the
 base frame and ``s = i + 1`` the frame of link ``i`` (non-integer values are rounded).
@@ -189,20 +192,45 @@ class ArticulatedSoftRobot(SoftRobot):
     def link_frames(self, q: Float[Array, " n"]) -> tuple[Array, Array]:
         """World poses ``(n, 4, 4)`` of the link frames and body Jacobians ``(n, 6, n)``
         (link ``i``'s body twist ``= J_i qd``), by one proximal-to-distal scan."""
+        poses, J, _, _ = self._recursion(q, jnp.zeros_like(q), False)
+        return poses, J
+
+    def _recursion(self, q, qd, gravity: bool):
+        """One proximal-to-distal scan: link poses ``(n, 4, 4)``, body Jacobians
+        ``(n, 6, n)``, body twists ``V_i`` ``(n, 6)`` and body accelerations at ``qdd = 0``
+        ``A_i = Ad_(h_i^-1) A_(i-1) + [V_i, S_i qd_i]`` ``(n, 6)``; with ``gravity`` the base
+        accelerates at ``-g`` (its body frame), which puts the weights into the wrenches."""
         p = self.params
         n = self.num_dofs
         local = jax.vmap(lambda T, S, qi: T @ se3.exp(S * qi))(p.parent_to_joint, p.joint_axes, q)
+        a0 = jnp.zeros(6, q.dtype)
+        if gravity:
+            a0 = a0.at[3:].set(-p.base_pose[:3, :3].T @ p.gravity)
 
         def step(carry, inputs):
-            g, J = carry
-            h, S, i = inputs
-            J = se3.adjoint_inverse(h) @ J + S[:, None] * jax.nn.one_hot(i, n, dtype=q.dtype)[None, :]
+            g, J, V, A = carry
+            h, S, qd_i, i = inputs
+            Ad_inv = se3.adjoint_inverse(h)
+            joint_twist = S * qd_i
+            J = Ad_inv @ J + S[:, None] * jax.nn.one_hot(i, n, dtype=q.dtype)[None, :]
+            V = Ad_inv @ V + joint_twist
+            A = Ad_inv @ A + se3.bracket(V, joint_twist)
             g = g @ h
-            return (g, J), (g, J)
+            return (g, J, V, A), (g, J, V, A)
 
-        init = (p.base_pose, jnp.zeros((6, n), q.dtype))
-        _, (poses, jacobians) = jax.lax.scan(step, init, (local, p.joint_axes, jnp.arange(n)))
-        return poses, jacobians
+        init = (p.base_pose, jnp.zeros((6, n), q.dtype), jnp.zeros(6, q.dtype), a0)
+        _, out = jax.lax.scan(step, init, (local, p.joint_axes, qd, jnp.arange(n)))
+        return out
+
+    def _spatial_inertias(self):
+        p = self.params
+        return jax.vmap(_spatial_inertia)(p.mass, p.com, p.inertia)
+
+    def _bias(self, J, V, A, Mi):
+        """``sum_i J_i^T (M_i A_i - ad_(V_i)^T M_i V_i)``: the joint forces at ``qdd = 0``."""
+        MV = jnp.einsum("iab,ib->ia", Mi, V)
+        wrench = jnp.einsum("iab,ib->ia", Mi, A) - jax.vmap(lambda v, mv: se3.ad(v).T @ mv)(V, MV)
+        return jnp.einsum("iak,ia->k", J, wrench)
 
     def _frame(self, q, s):
         poses, jacobians = self.link_frames(q)
@@ -245,10 +273,8 @@ class ArticulatedSoftRobot(SoftRobot):
 
     def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
         """``M(q) = sum_i J_i^T M_i J_i`` [kg m^2, kg m, kg]."""
-        p = self.params
         _, J = self.link_frames(q)
-        Mi = jax.vmap(_spatial_inertia)(p.mass, p.com, p.inertia)
-        return jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
+        return jnp.einsum("iak,iab,ibl->kl", J, self._spatial_inertias(), J)
 
     def coriolis_matrix(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, "n n"]:
         """Christoffel form ``C_ij = sum_k (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) qd_k / 2``
@@ -257,10 +283,9 @@ class ArticulatedSoftRobot(SoftRobot):
         return 0.5 * (jnp.einsum("ijk,k->ij", dM, qd) + jnp.einsum("ikj,k->ij", dM, qd) - jnp.einsum("jki,k->ij", dM, qd))
 
     def coriolis_force(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, " n"]:
-        """``C(q, qd) qd = dM/dt qd - d(qd^T M qd / 2)/dq``, without forming ``C``."""
-        M_dot = jax.jvp(self.inertia_matrix, (q,), (qd,))[1]
-        grad_kinetic = jax.grad(lambda q_: self.kinetic_energy(q_, qd))(q)
-        return M_dot @ qd - grad_kinetic
+        """``C(q, qd) qd`` by the recursive Newton-Euler pass without gravity (no ``C``)."""
+        _, J, V, A = self._recursion(q, qd, False)
+        return self._bias(J, V, A, self._spatial_inertias())
 
     def _gravity_potential(self, q):
         p = self.params
@@ -269,8 +294,10 @@ class ArticulatedSoftRobot(SoftRobot):
         return -jnp.sum(p.mass * (com_world @ p.gravity))
 
     def gravitational_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
-        """``G(q) = dU_g/dq`` with ``U_g = -sum_i m_i g . p_com,i``."""
-        return jax.grad(self._gravity_potential)(q)
+        """``G(q) = dU_g/dq`` (``U_g = -sum_i m_i g . p_com,i``), as the joint forces that hold
+        the chain at rest against gravity (Newton-Euler pass with the base accelerating at ``-g``)."""
+        _, J, V, A = self._recursion(q, jnp.zeros_like(q), True)
+        return self._bias(J, V, A, self._spatial_inertias())
 
     def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """``K(q) = k (q - rest)``."""
@@ -298,9 +325,11 @@ class ArticulatedSoftRobot(SoftRobot):
         """``[qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` (Cholesky solve)."""
         q, qd = self.split_state(y)
         u = actuation_args[0] if len(actuation_args) > 0 else jnp.zeros((self.num_actuators,), y.dtype)
-        tau = self.actuation_force(q, u) - self.coriolis_force(q, qd) - self.potential_force(q) - self.params.damping * qd
+        _, J, V, A = self._recursion(q, qd, True)  # one pass: M, C qd and G share J
+        Mi = self._spatial_inertias()
+        M = jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
+        tau = self.actuation_force(q, u) - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.params.damping * qd
         if len(actuation_args) > 1:
             tau = tau + actuation_args[1]
-        M = self.inertia_matrix(q)
         qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), tau)
         return jnp.concatenate([qd, qdd])
