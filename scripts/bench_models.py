@@ -1,13 +1,14 @@
 """CPU benchmark of sorogym's PCS models against soromox (same model) and PyElastica.
 
 Sections (all measured in one process so the ratios are side by side):
-  1. per-evaluation forward dynamics, planar/spatial PCS with 1, 2, 4 segments;
+  1. per-evaluation forward dynamics, planar/spatial PCS with 1, 2, 4 segments, and the
+     articulated chain with 1, 2, 4, 8, 16 links;
   2. the SoRoMoX paper's Table IV rollouts (App. B-A: beam under planar and spatial loads, and
      tendon-driven): sorogym, soromox and PyElastica wall time and tip agreement;
   3. the largest fixed step of the environments' integrators that keeps the beam's tip
      within 1 % of L of a fine Tsit5 reference.
 
-    .venv/bin/python scripts/bench_models.py [--quick]
+    .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs articulated rollouts fast]
 
 Writes results/bench/models_cpu[_quick].json (and, in full mode, models_cpu.md and the
 rollout section as results/comparison/table_iv.md).
@@ -83,6 +84,23 @@ def beam_model(case, num_segments=BEAM["num_segments"]):
     offsets = np.repeat(np.asarray(TENDON_OFFSETS)[:, None, :], num_segments, axis=1)  # (m, N, 2)
     model = sg.PCS(model.params, actuation=sg.Tendons(jnp.asarray(offsets)))
     return model, jnp.full((len(TENDON_OFFSETS),), TENDON_TENSION)
+
+
+def chain_model(n):
+    """Benchmark articulated chain: ``n`` links of 0.1 m (0.1 kg, slender-rod inertia about
+    the centre of mass at mid-link), each joint at the previous link's tip, revolute about
+    local z and y alternately, springs 1 N m/rad, dampers 0.01 N m s/rad, Earth gravity."""
+    T = np.tile(np.eye(4), (n, 1, 1))
+    T[1:, 0, 3] = 0.1
+    axes = np.zeros((n, 6))
+    axes[0::2, 2] = 1.0
+    axes[1::2, 1] = 1.0
+    inertia = np.diag([1e-6, 0.1 * 0.1**2 / 12, 0.1 * 0.1**2 / 12])
+    params = sg.ChainParams.create(
+        joint_axes=axes, parent_to_joint=T, mass=np.full(n, 0.1), com=np.tile([0.05, 0.0, 0.0], (n, 1)),
+        inertia=np.tile(inertia, (n, 1, 1)), stiffness=1.0, damping=0.01, dtype=jnp.float64,
+    )
+    return sg.ArticulatedSoftRobot(params)
 
 
 def tip_in_3d(tips, planar):
@@ -193,6 +211,30 @@ def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
             })
             print(f"  forward dynamics {rows[-1]['model']} N={N}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
                   f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
+    return rows
+
+
+def bench_articulated_forward_dynamics(blocks, links=(1, 2, 4, 8, 16), calls=100):
+    """Same measurements as :func:`bench_forward_dynamics` for :func:`chain_model`."""
+    rows = []
+    for n in links:
+        model = chain_model(n)
+        rob, _ = soromox_twin(model)
+        y = jnp.asarray(0.1 * np.random.default_rng(n).normal(size=2 * n))
+        u = jnp.zeros(model.num_actuators)
+        f_sg, f_mx = jit_forward_dynamics(model), jit_forward_dynamics(rob)
+        a, b = np.asarray(f_sg(y, u)), np.asarray(f_mx(y, u))
+        t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
+        loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
+        l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
+        rows.append({
+            "model": "Articulated", "segments": n, "num_dofs": n,
+            "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
+            "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
+            "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
+        })
+        print(f"  forward dynamics Articulated n={n}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
+              f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
     return rows
 
 
@@ -378,17 +420,21 @@ def meta(quick, notes):
     return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba"), notes)
 
 
-def write_markdown(path, info, fd, ro_rows, fast, t_beam):
-    md = [
-        f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
-        f"float64, git {str(info['git_revision'])[:8]}.", "",
-        "**Forward dynamics**: per call (jitted single-state call, incl. Python dispatch) and "
-        f"per evaluation inside a compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)", "",
-        markdown_table(fd, FD_COLS), "",
-        f"**The paper's Table IV cases (0.6 m beam, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
-        markdown_table(ro_rows, RO_COLS), "",
-        "**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), "",
-    ]
+def write_markdown(path, info, fd, arti, ro_rows, fast, t_beam):
+    md = [f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
+          f"float64, git {str(info['git_revision'])[:8]}.", ""]
+    fd_note = ("per call (jitted single-state call, incl. Python dispatch) and per evaluation inside a "
+               f"compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)")
+    if fd:
+        md += [f"**Forward dynamics, PCS**: {fd_note}", "", markdown_table(fd, FD_COLS), ""]
+    if arti:
+        md += [f"**Forward dynamics, articulated chain** (`chain_model`, N = links): {fd_note}", "",
+               markdown_table(arti, FD_COLS), ""]
+    if ro_rows:
+        md += [f"**The paper's Table IV cases (0.6 m beam, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
+               markdown_table(ro_rows, RO_COLS), ""]
+    if fast:
+        md += ["**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), ""]
     path.write_text("\n".join(md))
     print(f"wrote {path}")
 
@@ -445,58 +491,77 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
     ]
 
 
+SECTIONS = ("pcs", "articulated", "rollouts", "fast")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="short horizons and few repeats (< 2 min)")
+    ap.add_argument("--quick", action="store_true", help="short horizons and few repeats")
+    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
+                    help="run only these sections (default: all); a partial run writes "
+                         "models_cpu_<sections>.{json,md} and leaves the full-run files alone")
     args = ap.parse_args()
-    quick = args.quick
+    quick, sections = args.quick, [x for x in SECTIONS if x in args.sections]
     t_beam = 0.3 if quick else 3.0
     t_fast = 0.1 if quick else 3.0
     # 5e-5 and 2e-5 added for the explicit schemes: the beam's fastest damping rate is ~2.5e4 1/s.
     candidates = [5e-5, 1e-4, 1e-3, 1e-2] if quick else [2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
     ref_dt = 1e-5
-    notes = run_notes(quick, t_beam, t_fast, candidates, ref_dt)
+    notes = run_notes(quick, t_beam, t_fast, candidates, ref_dt) + [f"sections: {sections}"]
     info = meta(quick, notes)
     t_start = time.perf_counter()
-    print("[1/3] forward dynamics", flush=True)
-    fd = bench_forward_dynamics(blocks=8 if quick else 30, segments=(1, 4) if quick else (1, 2, 4))
-    print(f"[2/3] beam rollouts ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-    rollouts = bench_rollouts(t_beam, reps=2 if quick else 3, elastica_reps=1 if quick else 3,
-                              converged_segments=CONVERGED_SEGMENTS)
-    print(f"[3/3] fast integrators ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-    spatial = next(r for r in rollouts if r["case"] == "beam_spatial_pcs")
-    el_fast = spatial["pyelastica_s"] if t_fast == t_beam else elastica_rollout("beam_spatial_pcs", t_fast)[0]
-    fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
-    speedups = [r["speedup"] for r in fd]
-    loop_speedups = [r["speedup_loop"] for r in fd]
+    blocks = 8 if quick else 30
+    fd, arti, rollouts, fast = [], [], [], []
+    if "pcs" in sections:
+        print("[pcs] forward dynamics", flush=True)
+        fd = bench_forward_dynamics(blocks=blocks, segments=(1, 4) if quick else (1, 2, 4))
+    if "articulated" in sections:
+        print(f"[articulated] forward dynamics ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
+        arti = bench_articulated_forward_dynamics(blocks=blocks, links=(1, 4, 16) if quick else (1, 2, 4, 8, 16))
+    if "rollouts" in sections:
+        print(f"[rollouts] Table IV ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
+        rollouts = bench_rollouts(t_beam, reps=2 if quick else 3, elastica_reps=1 if quick else 3,
+                                  converged_segments=CONVERGED_SEGMENTS)
+    if "fast" in sections:
+        print(f"[fast] fast integrators ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
+        spatial = [r for r in rollouts if r["case"] == "beam_spatial_pcs"]
+        el_fast = (spatial[0]["pyelastica_s"] if spatial and t_fast == t_beam
+                   else elastica_rollout("beam_spatial_pcs", t_fast)[0])
+        fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
-    result = {
-        "meta": info, "forward_dynamics": fd, "rollouts": rollouts, "fast_integrator": fast,
-        "summary": {"median_speedup_forward_dynamics": float(np.median(speedups)),
-                    "min_speedup_forward_dynamics": float(np.min(speedups)),
-                    "median_speedup_forward_dynamics_loop": float(np.median(loop_speedups)),
-                    "min_speedup_forward_dynamics_loop": float(np.min(loop_speedups)),
-                    "rollout_speedup_vs_soromox": {r["case"]: r["speedup_vs_soromox"] for r in rollouts}},
-    }
+    summary = {}
+    for key, rows in (("forward_dynamics", fd), ("articulated_forward_dynamics", arti)):
+        if rows:
+            summary |= {f"median_speedup_{key}": float(np.median([r["speedup"] for r in rows])),
+                        f"min_speedup_{key}": float(np.min([r["speedup"] for r in rows])),
+                        f"median_speedup_{key}_loop": float(np.median([r["speedup_loop"] for r in rows])),
+                        f"min_speedup_{key}_loop": float(np.min([r["speedup_loop"] for r in rows]))}
+    if rollouts:
+        summary["rollout_speedup_vs_soromox"] = {r["case"]: r["speedup_vs_soromox"] for r in rollouts}
+    result = {"meta": info, "forward_dynamics": fd, "articulated_forward_dynamics": arti, "rollouts": rollouts,
+              "fast_integrator": fast, "summary": summary}
     out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / ("models_cpu_quick.json" if quick else "models_cpu.json")
+    stem = "models_cpu" + ("" if sections == list(SECTIONS) else "_" + "_".join(sections)) + ("_quick" if quick else "")
+    path = out_dir / f"{stem}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     ro_rows = [flat_rollout(r) for r in rollouts]
     print()
-    print(text_table("Forward dynamics, per call and per in-loop evaluation (medians)", fd, FD_COLS), end="\n\n")
-    print(text_table(f"Beam rollouts, Tsit5 dt=1e-4, {t_beam} s", ro_rows, RO_COLS), end="\n\n")
-    print(text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)",
-                     fast, FI_COLS))
-    summ = result["summary"]
-    print(f"\nmedian / min forward-dynamics speedup per call: {summ['median_speedup_forward_dynamics']:.2f} / "
-          f"{summ['min_speedup_forward_dynamics']:.2f}; in a loop: "
-          f"{summ['median_speedup_forward_dynamics_loop']:.2f} / {summ['min_speedup_forward_dynamics_loop']:.2f}"
-          f"\nwrote {path}")
+    if fd:
+        print(text_table("Forward dynamics, PCS, per call and per in-loop evaluation (medians)", fd, FD_COLS), end="\n\n")
+    if arti:
+        print(text_table("Forward dynamics, articulated chain (N = links)", arti, FD_COLS), end="\n\n")
+    if ro_rows:
+        print(text_table(f"Table IV rollouts, Tsit5 dt=1e-4, {t_beam} s", ro_rows, RO_COLS), end="\n\n")
+    if fast:
+        print(text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)",
+                         fast, FI_COLS), end="\n\n")
+    print("summary: " + json.dumps(summary, indent=1) + f"\nwrote {path}")
     if not quick:
-        write_markdown(out_dir / "models_cpu.md", info, fd, ro_rows, fast, t_beam)
-        write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam)
+        write_markdown(out_dir / f"{stem}.md", info, fd, arti, ro_rows, fast, t_beam)
+        if rollouts:
+            write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam)
 
 
 if __name__ == "__main__":
