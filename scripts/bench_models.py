@@ -189,53 +189,39 @@ def jit_forward_dynamics_loop(robot, evals=LOOP_EVALS):
     return jax.jit(lambda y, u: jax.lax.fori_loop(0, evals, lambda i, y: body(i, y, u), y))
 
 
+def forward_dynamics_row(label, size, model, blocks, calls):
+    """Per-call and in-loop forward-dynamics times of ``model`` and its soromox twin at one
+    random state (zero inputs), measured side by side."""
+    rob, _ = soromox_twin(model)
+    n = model.num_dofs
+    y = jnp.asarray(0.1 * np.random.default_rng(size).normal(size=2 * n))
+    u = jnp.zeros(model.num_actuators)
+    f_sg, f_mx = jit_forward_dynamics(model), jit_forward_dynamics(rob)
+    a, b = np.asarray(f_sg(y, u)), np.asarray(f_mx(y, u))
+    t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
+    loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
+    l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
+    print(f"  forward dynamics {label} N={size}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
+          f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
+    return {
+        "model": label, "segments": size, "num_dofs": n,
+        "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
+        "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
+        "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
+    }
+
+
 def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
-    rows = []
-    for planar in (True, False):
-        for N in segments:
-            model = make_pcs(planar, [0.15] * N, 0.01, 1000.0, 1e6, 100.0)  # Earth gravity
-            rob, _ = soromox_twin(model)
-            n = model.num_dofs
-            y = jnp.asarray(0.1 * np.random.default_rng(N).normal(size=2 * n))
-            u = jnp.zeros(model.num_actuators)
-            f_sg, f_mx = jit_forward_dynamics(model), jit_forward_dynamics(rob)
-            a, b = np.asarray(f_sg(y, u)), np.asarray(f_mx(y, u))
-            t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
-            loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
-            l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
-            rows.append({
-                "model": "PlanarPCS" if planar else "PCS", "segments": N, "num_dofs": n,
-                "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
-                "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
-                "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
-            })
-            print(f"  forward dynamics {rows[-1]['model']} N={N}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
-                  f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
-    return rows
+    return [
+        forward_dynamics_row("PlanarPCS" if planar else "PCS", N,
+                             make_pcs(planar, [0.15] * N, 0.01, 1000.0, 1e6, 100.0), blocks, calls)  # Earth gravity
+        for planar in (True, False) for N in segments
+    ]
 
 
 def bench_articulated_forward_dynamics(blocks, links=(1, 2, 4, 8, 16), calls=100):
-    """Same measurements as :func:`bench_forward_dynamics` for :func:`chain_model`."""
-    rows = []
-    for n in links:
-        model = chain_model(n)
-        rob, _ = soromox_twin(model)
-        y = jnp.asarray(0.1 * np.random.default_rng(n).normal(size=2 * n))
-        u = jnp.zeros(model.num_actuators)
-        f_sg, f_mx = jit_forward_dynamics(model), jit_forward_dynamics(rob)
-        a, b = np.asarray(f_sg(y, u)), np.asarray(f_mx(y, u))
-        t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
-        loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
-        l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
-        rows.append({
-            "model": "Articulated", "segments": n, "num_dofs": n,
-            "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
-            "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
-            "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
-        })
-        print(f"  forward dynamics Articulated n={n}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
-              f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
-    return rows
+    """The same measurements for :func:`chain_model` (``segments`` = links)."""
+    return [forward_dynamics_row("Articulated", n, chain_model(n), blocks, calls) for n in links]
 
 
 # -- 2. beam rollouts ------------------------------------------------------------------------

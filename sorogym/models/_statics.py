@@ -90,8 +90,8 @@ def static_equilibrium(
         first that lowers the residual norm) so that no step jumps to another branch."""
 
         def stage_residual(q_):
-            K = model_ng.elastic_force(q_)
-            return K + scale * (static_residual(model_ng, q_, frozen[1], frozen[2]) - K)
+            loads = model_ng.gravitational_force(q_) - model_ng.actuation_force(q_, frozen[1]) - frozen[2]
+            return model_ng.elastic_force(q_) + scale * loads
 
         def both(q_):
             r = stage_residual(q_)
