@@ -6,7 +6,7 @@ Importing the package registers every environment of the suite with Gymnasium
 
 from . import actuation, lie, models, sim
 from .actuation import GeneralizedActuation, Tendons
-from .models import PCS, ArticulatedSoftRobot, ChainParams, PlanarPCS, RodParams, SoftRobot
+from .models import GVS, PCS, ArticulatedSoftRobot, ChainParams, GVSParams, PlanarPCS, RodParams, SoftRobot, StrainBasis
 from . import env  # noqa: E402  (after the core: envs build on it)
 from .env import make, registry
 from . import envs  # noqa: E402,F401  (the suite registers itself)
@@ -17,6 +17,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "actuation", "lie", "models", "sim", "env", "envs", "make", "registry",
-    "GeneralizedActuation", "Tendons", "PCS", "PlanarPCS", "RodParams", "SoftRobot",
+    "GeneralizedActuation", "Tendons", "PCS", "GVS", "GVSParams", "StrainBasis", "PlanarPCS", "RodParams", "SoftRobot",
     "ArticulatedSoftRobot", "ChainParams",
 ]

@@ -43,6 +43,16 @@ MODEL_CASES = {
     "pcs2_mixed": (sg.PCS, 2, [("ky", "kz", "sx"), ("kx", "ky", "kz", "sy")], "generalized"),
     "planar3_all_tendons": (sg.PlanarPCS, 3, None, "tendons"),
     "planar2_pcc_tendons_linear": (sg.PlanarPCS, 2, "pcc", "tendons_linear"),
+    # GVS: conical links; a 7-coordinate link (linear bending, constant torsion and
+    # elongation, as the paper's conical arm) and a Legendre link with quadratic bending
+    "gvs2_mixed_tendons": (sg.GVS, 2, "mixed", "tendons"),
+}
+
+GVS_BASES = {
+    "mixed": (
+        sg.StrainBasis.create(("kx", "ky", "kz", "sx"), {"ky": 1, "kz": 1}),
+        sg.StrainBasis.create(("ky", "kz", "sy"), {"ky": 2, "kz": 1}, kind="legendre"),
+    ),
 }
 
 
@@ -56,7 +66,17 @@ def build_case(name: str, seed: int = 0):
         routing = "linear" if act.endswith("linear") else "straight"
         spans = tuple(max(1, N - j) for j in range(3))  # some tendons end at inner segment tips
         actuation = sg.Tendons(tendon_offsets(rng, 3, N, planar, routing), routing=routing, spans=spans)
+    if cls is sg.GVS:
+        tip = np.asarray(params.radius) * rng.uniform(0.4, 1.0, N)
+        return sg.GVS(sg.GVSParams.from_rod(params, tip), GVS_BASES[active], actuation=actuation)
     return cls(params, active_strains=active, actuation=actuation)
+
+
+def coordinate_components(model) -> np.ndarray:
+    """Strain component (0 .. d-1) of every coordinate of ``q``."""
+    if isinstance(model, sg.GVS):
+        return np.array([c for b in model.bases for c, o in enumerate(b.orders) for _ in range(o + 1)])
+    return np.concatenate([np.flatnonzero(np.array(m)) for m in model.active_strains])
 
 
 def random_state(model, rng, scale=1.0):
@@ -64,7 +84,7 @@ def random_state(model, rng, scale=1.0):
     d = 3 if model.planar else 6
     rot = 1 if model.planar else 3
     per = np.where(np.arange(d) < rot, 5.0, 0.1)
-    q_scale = np.concatenate([per[np.array(m)] for m in model.active_strains])
+    q_scale = per[coordinate_components(model)]
     q = rng.normal(size=model.num_dofs) * q_scale * scale
     qd = rng.normal(size=model.num_dofs) * q_scale * 3.0
     return jnp.asarray(q), jnp.asarray(qd)

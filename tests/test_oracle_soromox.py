@@ -38,7 +38,8 @@ def _ours(model, q, qd, s):
     )
 
 
-CASES = [(name, seed) for name in MODEL_CASES for seed in (3, 4)]
+# one draw for GVS: soromox compiles its GVS for ~2 minutes per robot
+CASES = [(name, seed) for name in MODEL_CASES for seed in ((3,) if name.startswith("gvs") else (3, 4))]
 
 
 @pytest.mark.parametrize("name,seed", CASES, ids=[f"{n}-s{s}" for n, s in CASES])
@@ -65,9 +66,14 @@ def test_model_terms_agree_with_soromox(name, seed):
         ours["fk"] = np.array([np.arctan2(g[1, 0], g[0, 0]), g[0, 2], g[1, 2]])
         th = np.asarray(theirs["fk"])[0]
         theirs["fk"] = np.array([np.angle(np.exp(1j * th)), *np.asarray(theirs["fk"])[1:]])
-    for key in ("fk", "J", "Jb", "K", "D"):
-        assert _rel(ours[key], theirs[key]) < EXACT_RTOL, key
-    for key in ("M", "Cqd", "G", "A", "yd"):
+    exact, exact_rtol = ("fk", "J", "Jb", "K", "D"), EXACT_RTOL
+    if isinstance(model, sg.GVS):
+        # GVS integrates K and D with the Gauss rule of M, and its Magnus cells end at the
+        # Gauss nodes, so soromox's node error reaches the kinematics (~1e-12)
+        exact, exact_rtol = ("fk", "J", "Jb"), 1e-9
+    for key in exact:
+        assert _rel(ours[key], theirs[key]) < exact_rtol, key
+    for key in ("M", "Cqd", "G", "A", "yd", "K", "D"):
         assert _rel(ours[key], theirs[key]) < INTEGRATED_RTOL, key
 
 

@@ -133,48 +133,72 @@ class Tendons(eqx.Module):
             r0, r1 = off[..., 0], off[..., 1]
         return r0, r1, jnp.asarray(x01, dtype), jnp.asarray(w01, dtype)
 
-    def _tangents(self, xi: Array, length: Array, planar: bool):
-        """Tendon tangents ``t`` (m, N, nq, k), offsets ``r`` and weights (m, N, nq) [m]
-        (zero on segments beyond a tendon's span)."""
-        r0, r1, x01, w01 = self._profile(planar, xi.dtype)
-        # r: (m, N, nq, c) with c = 1 (planar y) or 2 (spatial y, z)
-        r = r0[:, :, None, :] + (r1 - r0)[:, :, None, :] * x01[None, None, :, None]
+    def _rule(self, num_segments: int, dtype):
+        """The tendon's own quadrature along each segment: nodes and weights ``(N, nq)`` on
+        ``[0, 1]`` (one midpoint for straight routing, exact under constant strain)."""
+        _, _, x01, w01 = self._profile(False, dtype)
+        shape = (num_segments, x01.shape[0])
+        return jnp.broadcast_to(x01, shape), jnp.broadcast_to(w01, shape)
+
+    def _tangents(self, xi: Array, x01: Array, w01: Array, length: Array):
+        """Tendon tangents ``t`` (m, N, P, k), offsets ``r`` (m, N, P, k) and quadrature
+        weights (m, N, P) [m] (zero on segments beyond a tendon's span) from the full
+        strains ``xi`` ``(N, P, d)`` at the normalised abscissae ``x01`` ``(N, P)`` of each
+        segment, weighted by ``w01`` ``(N, P)``."""
+        planar = xi.shape[-1] == 3
+        r0, r1, _, _ = self._profile(planar, xi.dtype)
+        # r: (m, N, P, c) with c = 1 (planar y) or 2 (spatial y, z)
+        r = r0[:, :, None, :] + (r1 - r0)[:, :, None, :] * x01[None, :, :, None]
         dr = ((r1 - r0) / length[None, :, None])[:, :, None, :]
         if planar:
-            k, sx, sy = xi[:, 0], xi[:, 1], xi[:, 2]
+            k, sx, sy = xi[..., 0][None], xi[..., 1][None], xi[..., 2][None]
             y, dy = r[..., 0], dr[..., 0]
-            t = jnp.stack(
-                [sx[None, :, None] - k[None, :, None] * y, sy[None, :, None] + dy * jnp.ones_like(y)], axis=-1
-            )
+            t = jnp.stack([sx - k * y, sy + dy * jnp.ones_like(y)], axis=-1)
             r_full = jnp.stack([jnp.zeros_like(y), y], axis=-1)
         else:
             zeros = jnp.zeros(r.shape[:-1] + (1,), xi.dtype)
             r_full = jnp.concatenate([zeros, r], axis=-1)  # [0, y, z]
             dr_full = jnp.concatenate([jnp.zeros(dr.shape[:-1] + (1,), xi.dtype), dr], axis=-1)
-            w, v = xi[:, :3], xi[:, 3:]
-            t = v[None, :, None, :] + jnp.cross(w[None, :, None, :], r_full) + dr_full
-        weights = length[:, None] * w01[None, :]
-        weights = self.span_mask(length.shape[0], xi.dtype)[:, :, None] * weights[None]  # (m, N, nq)
+            w, v = xi[..., :3], xi[..., 3:]
+            t = v[None] + jnp.cross(w[None], r_full) + dr_full
+        weights = length[:, None] * w01
+        weights = self.span_mask(length.shape[0], xi.dtype)[:, :, None] * weights[None]  # (m, N, P)
         return t, r_full, weights
 
-    def lengths(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, " m"]:
-        """Tendon path lengths ``l(q)`` [m] from the full strains ``xi`` of every segment."""
-        planar = xi.shape[-1] == 3
-        t, _, weights = self._tangents(xi, length, planar)
-        return jnp.einsum("mij,mij->m", jnp.linalg.norm(t, axis=-1), weights)
-
-    def matrix(self, xi: Float[Array, "N d"], length: Float[Array, " N"], B: Float[Array, "N d n"]) -> Float[Array, "n m"]:
-        """``A(q) = d phi/dq^T = -d l/dq^T``: column ``j`` is the generalized force of a unit
-        tension in tendon ``j``."""
-        planar = xi.shape[-1] == 3
-        t, r_full, weights = self._tangents(xi, length, planar)
-        norm = jnp.linalg.norm(t, axis=-1, keepdims=True)
-        t_hat = t / norm
-        if planar:
+    def _length_gradients(self, xi, x01, w01, length):
+        """Weighted ``d|t|/dxi`` at every point, ``(m, N, P, d)``."""
+        t, r_full, weights = self._tangents(xi, x01, w01, length)
+        t_hat = t / jnp.linalg.norm(t, axis=-1, keepdims=True)
+        if xi.shape[-1] == 3:
             # d|t|/d[k, sx, sy] = [-y t_x, t_x, t_y]
-            dldxi = jnp.concatenate([-r_full[..., 1:2] * t_hat[..., 0:1], t_hat], axis=-1)
+            grad = jnp.concatenate([-r_full[..., 1:2] * t_hat[..., 0:1], t_hat], axis=-1)
         else:
             # d|t|/d[w, v] = [r x t_hat, t_hat]
-            dldxi = jnp.concatenate([jnp.cross(r_full, t_hat), t_hat], axis=-1)
-        dl = jnp.einsum("mijd,mij->mid", dldxi, weights)  # (m, N, d)
+            grad = jnp.concatenate([jnp.cross(r_full, t_hat), t_hat], axis=-1)
+        return grad * weights[..., None]
+
+    def lengths_at(self, xi: Array, x01: Array, w01: Array, length: Array) -> Float[Array, " m"]:
+        """Tendon path lengths [m] from strains ``xi`` ``(N, P, d)`` sampled at the
+        normalised abscissae ``x01`` with weights ``w01`` (both ``(N, P)``), e.g. the
+        quadrature points of variable-strain links."""
+        t, _, weights = self._tangents(xi, x01, w01, length)
+        return jnp.einsum("mip,mip->m", jnp.linalg.norm(t, axis=-1), weights)
+
+    def matrix_at(self, xi: Array, x01: Array, w01: Array, length: Array, B: Array) -> Float[Array, "n m"]:
+        """``A(q) = -d l/dq^T`` for sampled strains as in :meth:`lengths_at`, with the
+        selectors ``B`` ``(N, P, d, n)`` (``d xi/dq`` at each sample)."""
+        return -jnp.einsum("ipdn,mipd->nm", B, self._length_gradients(xi, x01, w01, length))
+
+    def _constant_strain_samples(self, xi: Array):
+        x01, w01 = self._rule(xi.shape[0], xi.dtype)
+        return jnp.broadcast_to(xi[:, None, :], (xi.shape[0], x01.shape[1], xi.shape[1])), x01, w01
+
+    def lengths(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, " m"]:
+        """Tendon path lengths ``l(q)`` [m] from the (constant) strains ``xi`` of every segment."""
+        return self.lengths_at(*self._constant_strain_samples(xi), length)
+
+    def matrix(self, xi: Float[Array, "N d"], length: Float[Array, " N"], B: Float[Array, "N d n"]) -> Float[Array, "n m"]:
+        """``A(q) = d phi/dq^T = -d l/dq^T`` under constant segment strains ``xi``: column
+        ``j`` is the generalized force of a unit tension in tendon ``j``."""
+        dl = self._length_gradients(*self._constant_strain_samples(xi), length).sum(axis=2)  # (m, N, d)
         return -jnp.einsum("idn,mid->nm", B, dl)

@@ -13,3 +13,7 @@ from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 
 __all__ = ["SoftRobot", "ArticulatedSoftRobot", "ChainParams", "RodParams", "PCS", "PlanarPCS", "SPATIAL_STRAINS", "PLANAR_STRAINS",
            "static_equilibrium", "static_residual"]
+from ._gvs import GVS as GVS
+from ._gvs import GVSParams as GVSParams
+from ._gvs_basis import StrainBasis as StrainBasis
+__all__ += ["GVS", "GVSParams", "StrainBasis"]

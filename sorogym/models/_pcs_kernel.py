@@ -43,7 +43,7 @@ class Frame(NamedTuple):
     jdot_qd: Array  # (d, 1, P) dJ/dt qd (zeros when velocities are not propagated)
 
 
-class _Local(NamedTuple):
+class Local(NamedTuple):
     """Terms of a point that depend on its own segment's strain only (trailing axis ``P``)."""
 
     R: Array  # (k, k, P) rotation of h = exp(s xi)
@@ -51,7 +51,7 @@ class _Local(NamedTuple):
     cols: Array  # (d, n + 2, P): [s T(X) B, T(X) dX, dT/dt dX] (last two zero without velocity)
 
 
-def _local_terms(ops, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocity: bool) -> _Local:
+def _local_terms(ops, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocity: bool) -> Local:
     """Local terms at arc lengths ``s`` ``(P,)`` of segments with strains ``xi`` ``(d, P)``,
     rates ``xi_dot`` ``(d, P)`` and selectors ``B`` ``(d, n, P)``."""
     X = s * xi
@@ -63,10 +63,10 @@ def _local_terms(ops, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocit
         cols = jnp.concatenate([S, TdX, T_dot_dX], axis=1)
     else:
         cols = jnp.concatenate([S, jnp.zeros((S.shape[0], 2, S.shape[2]), S.dtype)], axis=1)
-    return _Local(Rh, ph, cols)
+    return Local(Rh, ph, cols)
 
 
-def _attach(ops, R0: Array, p0: Array, base_cols: Array, loc: _Local, with_velocity: bool):
+def attach(ops, R0: Array, p0: Array, base_cols: Array, loc: Local, with_velocity: bool):
     """Compose local terms with base quantities ``(R0, p0, [J0, eta0, a0])``; returns
     ``(R, p, [J, eta, Jdot qd])``."""
     R, p = ops.compose(R0, p0, loc.R, loc.p)
@@ -78,7 +78,7 @@ def _attach(ops, R0: Array, p0: Array, base_cols: Array, loc: _Local, with_veloc
     return R, p, cols
 
 
-def _to_frame(R, p, cols) -> Frame:
+def to_frame(R, p, cols) -> Frame:
     return Frame(R, p, cols[:, :-2], cols[:, -2:-1], cols[:, -1:])
 
 
@@ -87,7 +87,7 @@ def root_frame(ops, R0: Array, p0: Array, n: int) -> tuple[Array, Array, Array]:
     return R0[..., None], p0[:, None], jnp.zeros((ops.dim, n + 2, 1), p0.dtype)
 
 
-def _segment_bases(ops, root, tips: _Local, with_velocity: bool):
+def _segment_bases(ops, root, tips: Local, with_velocity: bool):
     """Base quantities of every segment, stacked along the trailing axis ``(.., N)``,
     from the local terms ``tips`` at the segment tips (a short unrolled chain)."""
     N = tips.R.shape[-1] + 1
@@ -95,7 +95,7 @@ def _segment_bases(ops, root, tips: _Local, with_velocity: bool):
     out = [root]
     for i in range(N - 1):
         tip = jax.tree.map(lambda x: x[..., i : i + 1], tips)
-        R, p, cols = _attach(ops, R, p, cols, tip, with_velocity)
+        R, p, cols = attach(ops, R, p, cols, tip, with_velocity)
         out.append((R, p, cols))
     return tuple(jnp.concatenate(parts, axis=-1) for parts in zip(*out))
 
@@ -148,7 +148,7 @@ def frames(
     points = jax.tree.map(lambda x: x[..., N - 1 :], local)
     if N == 1:  # the only base is the root, which carries no Jacobian nor velocity
         R, p = ops.compose(root[0], root[1], points.R, points.p)
-        return _to_frame(R, p, points.cols)
+        return to_frame(R, p, points.cols)
     bases = _segment_bases(ops, root, tips, with_velocity)
     R0, p0, cols0 = (at_points(jnp.moveaxis(x, -1, 0)) for x in bases)
-    return _to_frame(*_attach(ops, R0, p0, cols0, points, with_velocity))
+    return to_frame(*attach(ops, R0, p0, cols0, points, with_velocity))

@@ -118,6 +118,12 @@ class SpatialOps:
         return jnp.concatenate([_rmatvec(R, w), _rmatvec(R, v - _cross(p[:, None, :], w))])
 
     @staticmethod
+    def adjoint_apply(R: Array, p: Array, x: Array) -> Array:
+        """``Ad_(R,p) x = [R w, R v + p x (R w)]`` on columns ``x`` ``(6, K, P)``."""
+        Rw = _matvec(R, x[:3])
+        return jnp.concatenate([Rw, _matvec(R, x[3:]) + _cross(p[:, None, :], Rw)])
+
+    @staticmethod
     def tangent_apply(X: Array, x: Array) -> Array:
         """``T(X) x`` with ``T = sum_k (-1)^k ad_X^k / (k+1)!`` in block form
         ``[[Tw, 0], [Tvw, Tw]]``: ``Tw y = y - b w x y + c w x (w x y)`` and ``Tvw`` is

@@ -28,6 +28,8 @@ def soromox_twin(model):
     matrix summing soromox's per-segment paths into our tendons (``None`` otherwise)."""
     if isinstance(model, sg.ArticulatedSoftRobot):
         return _articulated_twin(model), None
+    if isinstance(model, sg.GVS):
+        return _gvs_twin(model)
     import soromox
     from soromox.utils.geometry.poses import planar_mounting_pose, spatial_mounting_pose
 
@@ -130,3 +132,39 @@ def _articulated_twin(model):
     )
     base = np.asarray(p.base_pose)
     return soromox.ArticulatedSoftRobot(params, base_pose=_spatial_base_pose(base[:3, :3], base[:3, 3]))
+
+
+def _gvs_twin(model):
+    """soromox's GVS with the same links (linear radius profile), bases (same polynomial
+    families on the normalised abscissa), Gauss rules and fixed joints; tendons as for PCS."""
+    import soromox
+    from soromox.systems.components.cross_sections import LinearProfile
+
+    p = model.params
+    segments = []
+    for i, basis in enumerate(model.bases):
+        link = soromox.LinkSpec.circular(
+            length=float(p.length[i]),
+            radius=LinearProfile(float(p.radius[i]), float(p.tip_radius[i])),
+            density=float(p.density[i]),
+            reference_strain=np.asarray(p.reference_strain[i]),
+            young_modulus=float(p.young_modulus[i]),
+            shear_modulus=float(p.shear_modulus[i]),
+            **_damping_kwargs(p, i),
+        )
+        spec = soromox.StrainBasisSpec(
+            type=basis.kind,
+            strain_selector=[int(o >= 0) for o in basis.orders],
+            basis_order=[max(o, 0) for o in basis.orders],
+        )
+        segments.append(soromox.GVSSegment(link=link, joint=soromox.JointSpec.fixed(), basis=spec,
+                                           num_gauss_points=model.num_gauss_points[i]))
+    actuators, combine = (None, None)
+    if isinstance(model.actuation, sg.Tendons):
+        actuators, combine = _tendon_paths(model)
+    base = _spatial_base_pose(np.asarray(p.base_rotation), np.asarray(p.base_position))
+    rob = soromox.GVS.from_segments(
+        segments, gravity=jnp.asarray(p.gravity), base_pose=base,
+        **({} if actuators is None else {"actuators": actuators}),
+    )
+    return rob, combine

@@ -1,0 +1,327 @@
+"""Geometric Variable Strain (GVS) rods: links with polynomial strain fields on SE(3).
+
+Link ``i`` (length ``L_i``, abscissa ``X = s / L_i`` in ``[0, 1]``) has the strain
+``xi_i(X) = xi_ref_i + B_i(X) q_i`` in the basis of its :class:`StrainBasis`; links are
+joined rigidly (fixed joints), so each starts where its predecessor ends. Kinematics
+integrate the strain field with fourth-order Magnus steps between the link's quadrature
+nodes (:mod:`sorogym.models._gvs_kernel`); a point between nodes is reached by one more,
+partial, Magnus step from the node before it. M, C qd and G are Gauss-Legendre sums over
+each link's Gauss points, as in PCS (:mod:`sorogym.models._rod`).
+
+Cross-sections are solid circles whose radius varies linearly from ``radius`` at the link's
+base to ``tip_radius`` at its tip (conical links). Per unit length the mass matrix is
+``rho diag(J, I, I, A, A, A)``, the Hookean stiffness ``diag(G J, E I, E I, E A, G A, G A)``
+and the damping ``eta diag(J, 3 I, 3 I, 3 A, A, A)`` at the local radius (the PCS
+conventions), so ``K(q) = S q`` with ``S = sum_i L_i int B_i^T Sigma B_i dX`` and ``D``
+constant.
+
+Static layout: links may have different bases and Gauss rules; every link is padded to the
+largest rule (repeated end nodes: zero-width cells with zero weight) so all arrays have
+fixed shapes, and each link's basis is stored directly in the columns of the global ``q``
+(the active coordinates). Same-shape parameter updates therefore reuse compiled code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float
+
+from ..actuation import GeneralizedActuation, Tendons
+from . import _gvs_kernel as gvs_kernel
+from . import _pcs_kernel as kernel
+from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
+from ._params import RodParams, _per_segment, check_field, check_shape
+from ._pcs import _TROUTON, _section_moments
+from ._rod import QuadratureRod
+from ._rod_ops import SpatialOps
+
+
+class GVSParams(eqx.Module):
+    """Parameters of an N-link GVS rod: the fields of a spatial :class:`RodParams` (with
+    ``radius`` the radius at each link's base) plus ``tip_radius`` ``(N,)`` [m]."""
+
+    rod: RodParams
+    tip_radius: Float[Array, " N"]
+
+    @classmethod
+    def create(cls, length: ArrayLike, radius: ArrayLike, density: ArrayLike, young_modulus: ArrayLike,
+               tip_radius: ArrayLike | None = None, **rod_fields) -> "GVSParams":
+        """Validated parameters; ``tip_radius`` defaults to ``radius`` (cylindrical links)
+        and ``rod_fields`` are the remaining arguments of :meth:`RodParams.create`
+        (``shear_modulus`` or ``poisson_ratio``, ``damping``, ``reference_strain``,
+        ``gravity``, ``mounting``, ``base_rotation``, ``base_position``, ``dtype``)."""
+        if rod_fields.pop("planar", False):
+            raise ValueError("planar: GVS links are spatial")
+        rod = RodParams.create(length=length, radius=radius, density=density, young_modulus=young_modulus,
+                               planar=False, **rod_fields)
+        tip = rod.radius if tip_radius is None else _per_segment("tip_radius", tip_radius, rod.num_segments,
+                                                                 rod.length.dtype)
+        params = cls(rod, tip)
+        params.validate()
+        return params
+
+    @classmethod
+    def from_rod(cls, rod: RodParams, tip_radius: ArrayLike | None = None) -> "GVSParams":
+        """GVS parameters of spatial rod parameters (cylindrical links unless ``tip_radius``)."""
+        if rod.is_planar:
+            raise ValueError("rod: GVS links are spatial; create the parameters with planar=False")
+        tip = rod.radius if tip_radius is None else jnp.asarray(tip_radius, rod.radius.dtype)
+        params = cls(rod, tip)
+        params.validate()
+        return params
+
+    def validate(self) -> None:
+        self.rod.validate(planar=False)
+        check_shape("tip_radius", self.tip_radius, (self.rod.num_segments,))
+        check_field("tip_radius", self.tip_radius, positive=True)
+
+    def replace(self, **fields) -> "GVSParams":
+        """Copy with some fields replaced (same shapes keep compiled functions valid)."""
+        tip = fields.pop("tip_radius", None)
+        tip = self.tip_radius if tip is None else jnp.asarray(tip, self.tip_radius.dtype)
+        return type(self)(self.rod.replace(**fields) if fields else self.rod, tip)
+
+    @property
+    def num_segments(self) -> int:
+        return self.rod.num_segments
+
+    def __getattr__(self, name):  # the rod's fields: length, radius, density, ...
+        if name in RodParams.__dataclass_fields__:
+            return getattr(self.rod, name)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+
+class GVS(QuadratureRod):
+    """Spatial Geometric Variable Strain rod (see module docstring).
+
+    Args:
+        params: :class:`GVSParams` (or spatial :class:`RodParams` for cylindrical links).
+        bases: one :class:`StrainBasis` for every link, or one per link.
+        actuation: :class:`~sorogym.actuation.GeneralizedActuation` (default) or
+            :class:`~sorogym.actuation.Tendons` routed in each link's cross-section (their
+            path integrals use the links' Gauss points).
+        num_gauss_points: Gauss-Legendre points per link (one for all links, or one each).
+    """
+
+    ops: ClassVar = SpatialOps
+    planar: ClassVar[bool] = False
+
+    params: GVSParams
+    actuation: eqx.Module
+    bases: tuple[StrainBasis, ...] = eqx.field(static=True)
+    num_gauss_points: tuple[int, ...] = eqx.field(static=True)
+    # Precomputed, state-independent data (recomputed by with_params).
+    _nodes: Float[Array, "N K"]  # normalised nodes of every link, padded
+    _B_cells: Float[Array, "2 6 n C"]  # basis at the two Magnus points of every cell
+    _cell_width: Float[Array, " C"]  # physical cell widths [m]
+    _xi_ref_cells: Float[Array, "6 C"]
+    _B_quad: Float[Array, "6 n P"]  # basis at the Gauss points of every link
+    _quad_x: Float[Array, "N Q"]  # normalised Gauss points of every link, padded
+    _quad_w: Float[Array, "N Q"]  # their weights on [0, 1] (zero where padded)
+    _quad_mass: Float[Array, "6 P"]
+    _quad_weight_force: Float[Array, "3 P"]
+    _stiffness: Float[Array, "n n"]
+    _damping: Float[Array, "n n"]
+
+    def __init__(self, params, bases: StrainBasis | Sequence[StrainBasis], actuation: eqx.Module | None = None,
+                 num_gauss_points: int | Sequence[int] = 5):
+        if isinstance(params, RodParams):
+            params = GVSParams.from_rod(params)
+        if not isinstance(params, GVSParams):
+            raise TypeError(f"params: expected GVSParams, got {type(params).__name__}")
+        params.validate()
+        N = params.num_segments
+        bases = (bases,) * N if isinstance(bases, StrainBasis) else tuple(bases)
+        if len(bases) != N or not all(isinstance(b, StrainBasis) for b in bases):
+            raise ValueError(f"bases: expected a StrainBasis or {N} of them (one per link), got {bases!r}")
+        gauss = (num_gauss_points,) * N if np.ndim(num_gauss_points) == 0 else tuple(num_gauss_points)
+        gauss = tuple(int(g) for g in gauss)
+        if len(gauss) != N or any(g < 1 for g in gauss):
+            raise ValueError(f"num_gauss_points: expected integers >= 1, one or {N}, got {num_gauss_points}")
+        self.params, self.bases, self.num_gauss_points = params, bases, gauss
+        n = sum(b.num_dofs for b in bases)
+        self.actuation = GeneralizedActuation() if actuation is None else actuation
+        if not isinstance(self.actuation, (GeneralizedActuation, Tendons)):
+            raise TypeError(f"actuation: GVS supports GeneralizedActuation and Tendons, got {type(actuation).__name__}")
+        self.actuation.check(N, n, False)
+        dtype = params.length.dtype
+        Q = max(gauss)
+        rules = [link_nodes(g, Q) for g in gauss]
+        nodes = jnp.asarray(np.stack([r[0] for r in rules]), dtype)  # (N, Q + 2)
+        weights01 = jnp.asarray(np.stack([r[1] for r in rules]), dtype)
+        self._nodes = nodes
+        L = params.length
+        # Magnus cells: between consecutive nodes, segment-major.
+        H = nodes[:, 1:] - nodes[:, :-1]  # (N, Q + 1)
+        self._cell_width = (L[:, None] * H).reshape(-1)
+        self._B_cells = jnp.stack(
+            [self._global_basis(lambda i, z=z: nodes[i, :-1] + z * H[i]) for z in MAGNUS_NODES]
+        )
+        self._xi_ref_cells = jnp.repeat(params.reference_strain.T, Q + 1, axis=1)
+        # Gauss points (the interior nodes).
+        self._quad_x, self._quad_w = nodes[:, 1:-1], weights01[:, 1:-1]
+        self._B_quad = self._global_basis(lambda i: nodes[i, 1:-1])
+        w = (L[:, None] * self._quad_w).reshape(-1)  # (P,) physical weights [m]
+        seg = np.repeat(np.arange(N), Q)
+        r0, r1 = params.radius[:, None], params.tip_radius[:, None]
+        radius = (r0 + (r1 - r0) * self._quad_x).reshape(-1)  # (P,)
+        moments = _section_moments(radius, planar=False)  # (P, 6)
+        rho = params.density[seg]
+        self._quad_mass = (w[:, None] * rho[:, None] * moments).T
+        self._quad_weight_force = params.gravity[:, None] * (w * rho * jnp.pi * radius**2)[None, :]
+        E, G = params.young_modulus[seg], params.shear_modulus[seg]
+        modulus = jnp.stack([G, E, E, E, G, G], axis=-1)
+        stiff = w[:, None] * modulus * moments  # (P, 6)
+        if params.damping.ndim == 2:  # per-strain coefficients per unit length
+            damp = w[:, None] * params.damping[seg]
+        else:
+            damp = w[:, None] * params.damping[seg][:, None] * jnp.asarray(_TROUTON[False], dtype) * moments
+        self._stiffness = jnp.einsum("dip,pd,djp->ij", self._B_quad, stiff, self._B_quad)
+        self._damping = jnp.einsum("dip,pd,djp->ij", self._B_quad, damp, self._B_quad)
+
+    def _global_basis(self, points_of) -> Array:
+        """Basis ``(6, n, N P)`` at ``points_of(i)`` ``(P,)`` of every link ``i``, each link's
+        columns placed at its coordinates in ``q`` (zeros elsewhere)."""
+        per_link = []
+        for i, basis in enumerate(self.bases):
+            local = basis.evaluate(points_of(i))  # (6, k_i, P)
+            cols = [jnp.zeros((6, b.num_dofs, local.shape[-1]), local.dtype) for b in self.bases]
+            cols[i] = local
+            per_link.append(jnp.concatenate(cols, axis=1))
+        return jnp.concatenate(per_link, axis=-1)
+
+    def _basis_at(self, seg: Array, X: Array) -> Array:
+        """Basis ``(6, n, P)`` of the links ``seg`` ``(P,)`` at their abscissae ``X``."""
+        cols = []
+        for i, basis in enumerate(self.bases):
+            cols.append(jnp.where(seg == i, basis.evaluate(X), 0.0))
+        return jnp.concatenate(cols, axis=1)
+
+    # -- structure ---------------------------------------------------------------------
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.bases)
+
+    @property
+    def num_dofs(self) -> int:
+        return sum(b.num_dofs for b in self.bases)
+
+    @property
+    def num_actuators(self) -> int:
+        return self.actuation.num_actuators(self.num_dofs)
+
+    @property
+    def coordinate_names(self) -> tuple[str, ...]:
+        """Names of the coordinates of ``q``, e.g. ``("seg0.ky0", "seg0.ky1", ...)``."""
+        return tuple(f"seg{i}.{name}" for i, b in enumerate(self.bases) for name in b.coordinate_names)
+
+    @property
+    def total_length(self) -> Float[Array, ""]:
+        """Backbone length at rest [m]."""
+        return jnp.sum(self.params.length)
+
+    def with_params(self, params) -> "GVS":
+        """Same structure and actuation with new parameters (same shapes: no recompilation)."""
+        return type(self)(params, self.bases, self.actuation, self.num_gauss_points)
+
+    def update_params(self, **fields) -> "GVS":
+        """``with_params(params.replace(**fields))``."""
+        return self.with_params(self.params.replace(**fields))
+
+    def with_actuation(self, actuation: eqx.Module) -> "GVS":
+        """Same robot with another actuation model."""
+        return type(self)(self.params, self.bases, actuation, self.num_gauss_points)
+
+    # -- kinematics --------------------------------------------------------------------
+
+    @property
+    def _cells_per_link(self) -> int:
+        return int(self._nodes.shape[1]) - 1
+
+    def _node_frames(self, q, qd, with_velocity):
+        """``(R, p, cols)`` at every node along the trailing axis: index ``i C + k`` is node
+        ``k`` of link ``i`` (``C`` cells per link; node 0 of link ``i`` is the tip of link
+        ``i - 1``, the base for ``i = 0``)."""
+        ops, p = self.ops, self.params
+        xi = self._xi_ref_cells + jnp.einsum("kdnc,n->kdc", self._B_cells, q)
+        dxi = jnp.einsum("kdnc,n->kdc", self._B_cells, qd)
+        cells = gvs_kernel.cell_terms(ops, xi[0], xi[1], dxi[0], dxi[1], self._B_cells[0], self._B_cells[1],
+                                      self._cell_width, with_velocity)
+        root = kernel.root_frame(ops, p.base_rotation, p.base_position, self.num_dofs)
+        return gvs_kernel.node_frames(ops, root, cells, with_velocity)
+
+    def _locate(self, s: Array) -> tuple[Array, Array]:
+        """Link index and normalised abscissa ``X`` of the backbone point ``s`` [m]."""
+        L = self.params.length
+        ends = jnp.cumsum(L)
+        seg = jnp.clip(jnp.searchsorted(ends, s, side="left"), 0, self.num_segments - 1)
+        return seg, (s - (ends[seg] - L[seg])) / L[seg]
+
+    def _frames(self, q, qd, s, with_velocity):
+        """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
+        s = jnp.asarray(s, q.dtype).reshape(-1)
+        seg, X = self._locate(s)
+        C = self._cells_per_link
+        nodes = self._nodes[seg]  # (P, C + 1)
+        cell = jnp.clip(jnp.sum(nodes[:, 1:] <= X[:, None], axis=1), 0, C - 1)
+        X0 = jnp.take_along_axis(nodes, cell[:, None], axis=1)[:, 0]
+        H = jnp.maximum(X - X0, 0.0)
+        B1, B2 = (self._basis_at(seg, X0 + z * H) for z in MAGNUS_NODES)
+        ref = self.params.reference_strain[seg].T
+        xi1, xi2 = ref + jnp.einsum("dnp,n->dp", B1, q), ref + jnp.einsum("dnp,n->dp", B2, q)
+        dxi1, dxi2 = jnp.einsum("dnp,n->dp", B1, qd), jnp.einsum("dnp,n->dp", B2, qd)
+        local = gvs_kernel.cell_terms(self.ops, xi1, xi2, dxi1, dxi2, B1, B2, self.params.length[seg] * H,
+                                      with_velocity)
+        R, p, cols = self._node_frames(q, qd, with_velocity)
+        at = seg * C + cell
+        base = (R[..., at], p[..., at], cols[..., at])
+        return kernel.to_frame(*kernel.attach(self.ops, *base, local, with_velocity))
+
+    def _quadrature_frames(self, q, qd, with_velocity):
+        C, Q = self._cells_per_link, self._quad_x.shape[1]
+        at = (np.arange(self.num_segments)[:, None] * C + np.arange(1, Q + 1)[None, :]).reshape(-1)
+        R, p, cols = self._node_frames(q, qd, with_velocity)
+        return kernel.to_frame(R[..., at], p[..., at], cols[..., at])
+
+    def strain(self, q: Float[Array, " n"], s) -> Float[Array, "p 6"]:
+        """Full strain ``xi(s)`` ``(p, 6)`` at arc lengths ``s`` ``(p,)`` [m]."""
+        s = jnp.asarray(s, q.dtype).reshape(-1)
+        seg, X = self._locate(s)
+        return (self.params.reference_strain[seg].T + jnp.einsum("dnp,n->dp", self._basis_at(seg, X), q)).T
+
+    # -- actuation ---------------------------------------------------------------------
+
+    def _strain_at_gauss_points(self, q) -> tuple[Array, Array]:
+        """Strains ``(N, Q, 6)`` and selectors ``(N, Q, 6, n)`` at every link's Gauss points."""
+        N, Q, n = self.num_segments, self._quad_x.shape[1], self.num_dofs
+        B = jnp.moveaxis(self._B_quad.reshape(6, n, N, Q), (2, 3), (0, 1))  # (N, Q, 6, n)
+        return self.params.reference_strain[:, None, :] + B @ q, B
+
+    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
+        """``A(q)``: the identity (columns ``indices``) or the tendons' ``-dl/dq^T``."""
+        if isinstance(self.actuation, GeneralizedActuation):
+            eye = jnp.eye(self.num_dofs, dtype=q.dtype)
+            return eye if self.actuation.indices is None else eye[:, list(self.actuation.indices)]
+        xi, B = self._strain_at_gauss_points(q)
+        return self.actuation.matrix_at(xi, self._quad_x, self._quad_w, self.params.length, B)
+
+    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """``phi_a(q)`` with ``d phi_a/dq^T = A(q)``, zero at ``q = 0``: tendon shortening
+        [m] for tendons, ``A^T q`` for generalized-force actuation."""
+        if isinstance(self.actuation, GeneralizedActuation):
+            return self.actuation_matrix(q).T @ q
+        return self.tendon_lengths(jnp.zeros_like(q)) - self.tendon_lengths(q)
+
+    def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Path lengths ``l(q)`` ``(m,)`` [m] of the installed tendons (Gauss sums over each
+        link's Gauss points)."""
+        if not isinstance(self.actuation, Tendons):
+            raise TypeError(f"tendon_lengths: the actuation is {type(self.actuation).__name__}, not Tendons")
+        xi, _ = self._strain_at_gauss_points(q)
+        return self.actuation.lengths_at(xi, self._quad_x, self._quad_w, self.params.length)

@@ -1,0 +1,171 @@
+"""Operations shared by the rod models (PCS and GVS): everything that follows from the
+frames at backbone points and at the quadrature points.
+
+A rod model provides ``ops`` (:class:`~sorogym.models._rod_ops.SpatialOps` or
+``PlanarOps``), ``_frames(q, qd, s, with_velocity)`` (frames at arc lengths ``s``),
+``_quadrature_frames(q, qd, with_velocity)`` (frames at the ``P`` quadrature points) and
+the precomputed arrays ``_quad_mass`` ``(d, P)`` (quadrature weight times the diagonal of
+the cross-section mass matrix), ``_quad_weight_force`` ``(k, P)`` (weight times
+``rho A g``, world frame [N]), ``_stiffness`` and ``_damping`` ``(n, n)``. Frames are
+:class:`~sorogym.models._pcs_kernel.Frame` tuples in the batch-minor layout of
+:mod:`sorogym.models._rod_ops`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ._base import SoftRobot
+from ._rod_ops import SpatialOps
+
+
+class QuadratureRod(SoftRobot):
+    """Kinematic queries, dynamics and energies of a rod discretised by quadrature
+    points (see module docstring); subclasses build the frames."""
+
+    ops: ClassVar = SpatialOps
+    planar: ClassVar[bool] = False
+
+    # -- kinematics --------------------------------------------------------------------
+
+    def forward_kinematics(self, q: Float[Array, " n"], s) -> Array:
+        """Pose at arc length ``s`` [m] (``0 <= s <= total_length``) in the world frame:
+        a 4x4 (spatial) or 3x3 (planar) homogeneous matrix."""
+        f = self._frames(q, jnp.zeros_like(q), s, False)
+        return self.ops.pose_matrix(f.R[..., 0], f.p[:, 0])
+
+    def forward_kinematics_batched(self, q: Float[Array, " n"], s_ps) -> Array:
+        """Poses at the arc lengths ``s_ps`` (``(p,)``): ``(p, 4, 4)`` or ``(p, 3, 3)``."""
+        f = self._frames(q, jnp.zeros_like(q), s_ps, False)
+        return jax.vmap(self.ops.pose_matrix, in_axes=(2, 1))(f.R, f.p)
+
+    def backbone_positions(self, q: Float[Array, " n"], s_ps) -> Array:
+        """Backbone positions ``(p, k)`` [m] in the world frame at arc lengths ``s_ps``."""
+        return self._frames(q, jnp.zeros_like(q), s_ps, False).p.T
+
+    def _to_frame(self, f, frame):
+        if frame == "body":
+            return f.J
+        if frame == "inertial":
+            return self.ops.rotate_twists(f.R, f.J)
+        raise ValueError(f"frame: unknown {frame!r}; use 'inertial' or 'body'")
+
+    def jacobian(self, q: Float[Array, " n"], s, frame: str = "inertial") -> Array:
+        """Twist Jacobian ``(d, n)`` at ``s``: ``"inertial"`` gives world-frame
+        ``[omega, pdot]`` (angular first), ``"body"`` the cross-section-frame twist."""
+        return self._to_frame(self._frames(q, jnp.zeros_like(q), s, False), frame)[..., 0]
+
+    def pose_and_jacobian(self, q: Float[Array, " n"], s, frame: str = "inertial") -> tuple[Array, Array]:
+        """``(forward_kinematics(q, s), jacobian(q, s, frame))`` from one kinematics pass
+        (cheaper than the two calls, in tracing and at run time)."""
+        f = self._frames(q, jnp.zeros_like(q), s, False)
+        return self.ops.pose_matrix(f.R[..., 0], f.p[:, 0]), self._to_frame(f, frame)[..., 0]
+
+    def jacobian_batched(self, q: Float[Array, " n"], s_ps, frame: str = "inertial") -> Array:
+        """Jacobians ``(p, d, n)`` at the arc lengths ``s_ps``."""
+        J = self._to_frame(self._frames(q, jnp.zeros_like(q), s_ps, False), frame)
+        return jnp.moveaxis(J, -1, 0)
+
+    def jacobian_and_time_derivative(self, q, qd, s, frame: str = "inertial") -> tuple[Array, Array]:
+        """``(J, dJ/dt)`` at ``s`` in the requested frame, each ``(d, n)``."""
+        return jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (qd,))
+
+
+    # -- dynamics ----------------------------------------------------------------------
+
+    def _inertia_from(self, f):
+        return jnp.einsum("dip,dp,djp->ij", f.J, self._quad_mass, f.J)
+
+    def _gravity_from(self, f):
+        wrench = self.ops.force_wrench(f.R, self._quad_weight_force)
+        return -jnp.einsum("dnp,dp->n", f.J, wrench)
+
+    def _coriolis_from(self, f):
+        eta, m = f.eta[:, 0], self._quad_mass
+        gyro = self.ops.coad_apply(eta, m * eta)
+        return jnp.einsum("dnp,dp->n", f.J, m * f.jdot_qd[:, 0] - gyro)
+
+    def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
+        """``M(q) = int J^T M_s J ds`` (body-frame Jacobians, Gauss quadrature)."""
+        return self._inertia_from(self._quadrature_frames(q, jnp.zeros_like(q), False))
+
+    def coriolis_force(self, q, qd) -> Float[Array, " n"]:
+        """``C(q, qd) qd = int J^T (M_s dJ/dt qd - ad_eta^T M_s eta) ds``, no ``C`` formed."""
+        return self._coriolis_from(self._quadrature_frames(q, qd, True))
+
+    def coriolis_matrix(self, q, qd) -> Float[Array, "n n"]:
+        """``C = int J^T (M_s dJ/dt + (M_s ad_eta - ad_eta^T M_s - adbar(M_s eta)) J / 2) ds``
+        where ``adbar(mu) x = ad_x^T mu``; ``dM/dt - 2 C`` is skew-symmetric and
+        ``C qd`` equals :meth:`coriolis_force`."""
+        f, df = jax.jvp(lambda q_: self._quadrature_frames(q_, qd, True), (q,), (qd,))
+        ops, m = self.ops, self._quad_mass[:, None, :]
+        J, eta = f.J, f.eta
+        inner = m * df.J + 0.5 * (
+            m * ops.bracket(eta, J) - ops.coad_apply(eta, m * J) - ops.coad_apply(J, m * eta)
+        )
+        return jnp.einsum("dip,djp->ij", J, inner)
+
+    def gravitational_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``G(q) = -int J^T [0, R^T rho A g] ds = dU_g/dq``."""
+        return self._gravity_from(self._quadrature_frames(q, jnp.zeros_like(q), False))
+
+    def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """Hookean ``K(q) = S q`` with the constant stiffness matrix ``S``."""
+        return self._stiffness @ q
+
+    def stiffness_matrix(self) -> Float[Array, "n n"]:
+        """Constant stiffness ``S`` (``K(q) = S q``)."""
+        return self._stiffness
+
+    def damping_matrix(self) -> Float[Array, "n n"]:
+        """Constant damping ``D`` (force ``D qd``)."""
+        return self._damping
+
+    def actuation_force(self, q, u) -> Float[Array, " n"]:
+        """``A(q) effort(u)`` (tendon tensions are clipped at zero)."""
+        return self.actuation_matrix(q) @ self.actuation.effort(u)
+
+    def kinetic_energy(self, q, qd) -> Float[Array, ""]:
+        return 0.5 * qd @ (self.inertia_matrix(q) @ qd)
+
+    def gravitational_energy(self, q) -> Float[Array, ""]:
+        """``U_g = -int rho A g . p(s) ds`` [J] (zero at the base height)."""
+        f = self._quadrature_frames(q, jnp.zeros_like(q), False)
+        return -jnp.sum(self._quad_weight_force * f.p)
+
+    def elastic_energy(self, q) -> Float[Array, ""]:
+        return 0.5 * q @ (self._stiffness @ q)
+
+    def potential_energy(self, q) -> Float[Array, ""]:
+        return self.gravitational_energy(q) + self.elastic_energy(q)
+
+    def dynamical_terms(self, q, qd) -> tuple[Array, Array, Array]:
+        """``(M, C qd, G)`` from one shared pass over the quadrature points."""
+        f = self._quadrature_frames(q, qd, True)
+        return self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f)
+
+    def generalized_force(self, q, u=None, tau_ext=None) -> Float[Array, " n"]:
+        """``A(q) effort(u) + tau_ext`` (either may be ``None``)."""
+        tau = jnp.zeros_like(q)
+        if u is not None:
+            tau = tau + self.actuation_force(q, u)
+        if tau_ext is not None:
+            tau = tau + tau_ext
+        return tau
+
+    def forward_dynamics(self, t, y, actuation_args: tuple = ()) -> Float[Array, " 2n"]:
+        """``dy/dt = [qd, M^-1 (A u + tau_ext - C qd - G - S q - D qd)]``.
+
+        ``actuation_args`` is ``()``, ``(u,)`` or ``(u, tau_ext)`` (``u``: ``(m,)``,
+        ``tau_ext``: ``(n,)``). Fused: kinematics shared by M, C qd and G; a Cholesky solve.
+        """
+        q, qd = self.split_state(y)
+        M, cor, grav = self.dynamical_terms(q, qd)
+        tau = self.generalized_force(q, *actuation_args)
+        rhs = tau - cor - grav - self._stiffness @ q - self._damping @ qd
+        qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), rhs)
+        return jnp.concatenate([qd, qdd])
