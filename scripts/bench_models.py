@@ -8,7 +8,7 @@ Sections (all measured in one process so the ratios are side by side):
   3. the largest fixed step of the environments' integrators that keeps the beam's tip
      within 1 % of L of a fine Tsit5 reference.
 
-    .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs articulated rollouts fast]
+    .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs gvs articulated rollouts fast]
 
 Writes results/bench/models_cpu[_quick].json (and, in full mode, models_cpu.md and the
 rollout section as results/comparison/table_iv.md).
@@ -219,6 +219,19 @@ def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
     ]
 
 
+def gvs_model(n):
+    """Benchmark GVS rod (the paper's App. B-B setting): ``n`` links of 0.15 m, r 1 cm,
+    rho 1000, E 1 MPa, eta 100 Pa s, zero-order bases of all six strains, 5 Gauss points."""
+    params = sg.GVSParams.create(length=[0.15] * n, radius=0.01, density=1000.0, young_modulus=1e6,
+                                 damping=100.0, dtype=jnp.float64)
+    return sg.GVS(params, sg.StrainBasis.create(None, 0), num_gauss_points=5)
+
+
+def bench_gvs_forward_dynamics(blocks, links=(1, 2, 4, 8), calls=100):
+    """The same measurements for :func:`gvs_model` (``segments`` = links)."""
+    return [forward_dynamics_row("GVS", n, gvs_model(n), blocks, calls) for n in links]
+
+
 def bench_articulated_forward_dynamics(blocks, links=(1, 2, 4, 8, 16), calls=100):
     """The same measurements for :func:`chain_model` (``segments`` = links)."""
     return [forward_dynamics_row("Articulated", n, chain_model(n), blocks, calls) for n in links]
@@ -406,13 +419,16 @@ def meta(quick, notes):
     return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba"), notes)
 
 
-def write_markdown(path, info, fd, arti, ro_rows, fast, t_beam):
+def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam):
     md = [f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
           f"float64, git {str(info['git_revision'])[:8]}.", ""]
     fd_note = ("per call (jitted single-state call, incl. Python dispatch) and per evaluation inside a "
                f"compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)")
     if fd:
         md += [f"**Forward dynamics, PCS**: {fd_note}", "", markdown_table(fd, FD_COLS), ""]
+    if gvs:
+        md += [f"**Forward dynamics, GVS** (`gvs_model`, N = links, zero-order bases, 5 Gauss points): {fd_note}", "",
+               markdown_table(gvs, FD_COLS), ""]
     if arti:
         md += [f"**Forward dynamics, articulated chain** (`chain_model`, N = links): {fd_note}", "",
                markdown_table(arti, FD_COLS), ""]
@@ -477,7 +493,7 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
     ]
 
 
-SECTIONS = ("pcs", "articulated", "rollouts", "fast")
+SECTIONS = ("pcs", "gvs", "articulated", "rollouts", "fast")
 
 
 def main():
@@ -497,10 +513,13 @@ def main():
     info = meta(quick, notes)
     t_start = time.perf_counter()
     blocks = 8 if quick else 30
-    fd, arti, rollouts, fast = [], [], [], []
+    fd, gvs, arti, rollouts, fast = [], [], [], [], []
     if "pcs" in sections:
         print("[pcs] forward dynamics", flush=True)
         fd = bench_forward_dynamics(blocks=blocks, segments=(1, 4) if quick else (1, 2, 4))
+    if "gvs" in sections:
+        print(f"[gvs] forward dynamics ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
+        gvs = bench_gvs_forward_dynamics(blocks=blocks, links=(1, 4) if quick else (1, 2, 4, 8))
     if "articulated" in sections:
         print(f"[articulated] forward dynamics ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
         arti = bench_articulated_forward_dynamics(blocks=blocks, links=(1, 4, 16) if quick else (1, 2, 4, 8, 16))
@@ -517,7 +536,7 @@ def main():
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
     summary = {}
-    for key, rows in (("forward_dynamics", fd), ("articulated_forward_dynamics", arti)):
+    for key, rows in (("forward_dynamics", fd), ("gvs_forward_dynamics", gvs), ("articulated_forward_dynamics", arti)):
         if rows:
             summary |= {f"median_speedup_{key}": float(np.median([r["speedup"] for r in rows])),
                         f"min_speedup_{key}": float(np.min([r["speedup"] for r in rows])),
@@ -525,7 +544,8 @@ def main():
                         f"min_speedup_{key}_loop": float(np.min([r["speedup_loop"] for r in rows]))}
     if rollouts:
         summary["rollout_speedup_vs_soromox"] = {r["case"]: r["speedup_vs_soromox"] for r in rollouts}
-    result = {"meta": info, "forward_dynamics": fd, "articulated_forward_dynamics": arti, "rollouts": rollouts,
+    result = {"meta": info, "forward_dynamics": fd, "gvs_forward_dynamics": gvs, "articulated_forward_dynamics": arti,
+              "rollouts": rollouts,
               "fast_integrator": fast, "summary": summary}
     out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -536,6 +556,8 @@ def main():
     print()
     if fd:
         print(text_table("Forward dynamics, PCS, per call and per in-loop evaluation (medians)", fd, FD_COLS), end="\n\n")
+    if gvs:
+        print(text_table("Forward dynamics, GVS (N = links, zero-order bases)", gvs, FD_COLS), end="\n\n")
     if arti:
         print(text_table("Forward dynamics, articulated chain (N = links)", arti, FD_COLS), end="\n\n")
     if ro_rows:
@@ -545,7 +567,7 @@ def main():
                          fast, FI_COLS), end="\n\n")
     print("summary: " + json.dumps(summary, indent=1) + f"\nwrote {path}")
     if not quick:
-        write_markdown(out_dir / f"{stem}.md", info, fd, arti, ro_rows, fast, t_beam)
+        write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam)
         if rollouts:
             write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam)
 

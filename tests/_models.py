@@ -43,8 +43,8 @@ MODEL_CASES = {
     "pcs2_mixed": (sg.PCS, 2, [("ky", "kz", "sx"), ("kx", "ky", "kz", "sy")], "generalized"),
     "planar3_all_tendons": (sg.PlanarPCS, 3, None, "tendons"),
     "planar2_pcc_tendons_linear": (sg.PlanarPCS, 2, "pcc", "tendons_linear"),
-    # GVS: conical links; a 7-coordinate link (linear bending, constant torsion and
-    # elongation, as the paper's conical arm) and a Legendre link with quadratic bending
+    # GVS: conical links; a 6-coordinate monomial link (linear bending, constant torsion
+    # and elongation, as the paper's conical arm) and a Legendre link with quadratic bending
     "gvs2_mixed_tendons": (sg.GVS, 2, "mixed", "tendons"),
 }
 

@@ -17,3 +17,6 @@ from ._gvs import GVS as GVS
 from ._gvs import GVSParams as GVSParams
 from ._gvs_basis import StrainBasis as StrainBasis
 __all__ += ["GVS", "GVSParams", "StrainBasis"]
+from ._instances import conical_arm_markers as conical_arm_markers
+from ._instances import conical_tendon_arm as conical_tendon_arm
+__all__ += ["conical_tendon_arm", "conical_arm_markers"]

@@ -117,7 +117,7 @@ class GVS(QuadratureRod):
     num_gauss_points: tuple[int, ...] = eqx.field(static=True)
     # Precomputed, state-independent data (recomputed by with_params).
     _nodes: Float[Array, "N K"]  # normalised nodes of every link, padded
-    _B_cells: Float[Array, "2 6 n C"]  # basis at the two Magnus points of every cell
+    _B_cells: Float[Array, "2 6 k C"]  # basis at the two Magnus points of every cell (link coordinates)
     _cell_width: Float[Array, " C"]  # physical cell widths [m]
     _xi_ref_cells: Float[Array, "6 C"]
     _B_quad: Float[Array, "6 n P"]  # basis at the Gauss points of every link
@@ -160,7 +160,7 @@ class GVS(QuadratureRod):
         H = nodes[:, 1:] - nodes[:, :-1]  # (N, Q + 1)
         self._cell_width = (L[:, None] * H).reshape(-1)
         self._B_cells = jnp.stack(
-            [self._global_basis(lambda i, z=z: nodes[i, :-1] + z * H[i]) for z in MAGNUS_NODES]
+            [self._compact_basis(lambda i, z=z: nodes[i, :-1] + z * H[i]) for z in MAGNUS_NODES]
         )
         self._xi_ref_cells = jnp.repeat(params.reference_strain.T, Q + 1, axis=1)
         # Gauss points (the interior nodes).
@@ -194,6 +194,34 @@ class GVS(QuadratureRod):
             cols[i] = local
             per_link.append(jnp.concatenate(cols, axis=1))
         return jnp.concatenate(per_link, axis=-1)
+
+    def _compact_basis(self, points_of) -> Array:
+        """Basis ``(6, k_max, N P)`` at ``points_of(i)`` ``(P,)`` of every link ``i`` in the
+        link's own coordinates (zero-padded to the largest link's ``k_max``)."""
+        k_max = max(b.num_dofs for b in self.bases)
+        blocks = [jnp.pad(b.evaluate(points_of(i)), ((0, 0), (0, k_max - b.num_dofs), (0, 0)))
+                  for i, b in enumerate(self.bases)]
+        return jnp.concatenate(blocks, axis=-1)
+
+    def _cell_coordinates(self) -> np.ndarray:
+        """``(k_max, N C)`` indices into ``[q, 0]`` of each cell's link coordinates."""
+        n, k_max, C = self.num_dofs, max(b.num_dofs for b in self.bases), self._cells_per_link
+        index = np.full((self.num_segments, k_max, C), n)
+        start = 0
+        for i, b in enumerate(self.bases):
+            index[i, : b.num_dofs] = np.arange(start, start + b.num_dofs)[:, None]
+            start += b.num_dofs
+        return np.moveaxis(index, 0, 1).reshape(k_max, -1)
+
+    def _expand_columns(self, x: Array) -> Array:
+        """Cell columns in link coordinates ``(d, k_max, N C)`` -> global ``(d, n, N C)``."""
+        C, n = self._cells_per_link, self.num_dofs
+        blocks, start = [], 0
+        for i, b in enumerate(self.bases):
+            block = x[:, : b.num_dofs, i * C : (i + 1) * C]
+            blocks.append(jnp.pad(block, ((0, 0), (start, n - start - b.num_dofs), (0, 0))))
+            start += b.num_dofs
+        return jnp.concatenate(blocks, axis=-1)
 
     def _basis_at(self, seg: Array, X: Array) -> Array:
         """Basis ``(6, n, P)`` of the links ``seg`` ``(P,)`` at their abscissae ``X``."""
@@ -249,12 +277,15 @@ class GVS(QuadratureRod):
         ``k`` of link ``i`` (``C`` cells per link; node 0 of link ``i`` is the tip of link
         ``i - 1``, the base for ``i = 0``)."""
         ops, p = self.ops, self.params
-        xi = self._xi_ref_cells + jnp.einsum("kdnc,n->kdc", self._B_cells, q)
-        dxi = jnp.einsum("kdnc,n->kdc", self._B_cells, qd)
+        index = self._cell_coordinates()
+        q_cells = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])[index]  # (k_max, C)
+        qd_cells = jnp.concatenate([qd, jnp.zeros((1,), qd.dtype)])[index]
+        xi = self._xi_ref_cells + jnp.einsum("kdjc,jc->kdc", self._B_cells, q_cells)
+        dxi = jnp.einsum("kdjc,jc->kdc", self._B_cells, qd_cells)
         cells = gvs_kernel.cell_terms(ops, xi[0], xi[1], dxi[0], dxi[1], self._B_cells[0], self._B_cells[1],
                                       self._cell_width, with_velocity)
         root = kernel.root_frame(ops, p.base_rotation, p.base_position, self.num_dofs)
-        return gvs_kernel.node_frames(ops, root, cells, with_velocity)
+        return gvs_kernel.node_frames(ops, root, cells, with_velocity, self._expand_columns)
 
     def _locate(self, s: Array) -> tuple[Array, Array]:
         """Link index and normalised abscissa ``X`` of the backbone point ``s`` [m]."""

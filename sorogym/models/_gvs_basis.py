@@ -92,16 +92,19 @@ class StrainBasis:
         X = jnp.asarray(X)
         degree = max(self.orders)
         polys = _polynomials(self.kind, X, degree)  # (degree + 1, P)
-        rows = []
-        col = 0
         k = self.num_dofs
-        zeros = jnp.zeros((k,) + X.shape, X.dtype)
-        for o in self.orders:
-            row = zeros
+        rows, col = [], 0
+        for o in self.orders:  # each row: zeros, the component's polynomials, zeros
+            parts = [jnp.zeros((col,) + X.shape, X.dtype)] if col else []
             if o >= 0:
-                row = row.at[col : col + o + 1].set(polys[: o + 1])
+                parts.append(polys[: o + 1])
                 col += o + 1
-            rows.append(row)
+            rest = k - col if o >= 0 else k - col
+            if o >= 0 and rest:
+                parts.append(jnp.zeros((rest,) + X.shape, X.dtype))
+            if o < 0:
+                parts = [jnp.zeros((k,) + X.shape, X.dtype)]
+            rows.append(jnp.concatenate(parts) if len(parts) > 1 else parts[0])
         return jnp.stack(rows)
 
 

@@ -52,7 +52,7 @@ def cell_terms(ops, xi1, xi2, dxi1, dxi2, B1, B2, h, with_velocity: bool) -> Loc
     return Local(R, p, cols)
 
 
-def node_frames(ops, root, cells: Local, with_velocity: bool):
+def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x):
     """Node quantities ``(R, p, [J, eta, Jdot qd])`` (body frame) along the trailing axis
     ``(.., 1 + C)``: the root, then the end of every cell of ``cells`` (trailing axis ``C``,
     base to tip).
@@ -63,7 +63,9 @@ def node_frames(ops, root, cells: Local, with_velocity: bool):
     local terms (:func:`cell_terms`),
     ``J_k = Ad_gk^-1 sum_{j <= k} Ad_gj S_j`` (likewise ``eta``), and
     ``Jdot qd_k = Ad_gk^-1 sum_{j <= k} Ad_gj ([eta_j, T dOmega_j] + dT/dt dOmega_j + ...)``.
-    Every step is then one batched operation over all cells.
+    Every step is then one batched operation over all cells. ``cells`` may carry each
+    cell's Jacobian terms in its link's own coordinates; ``expand`` maps those
+    ``(d, k, C)`` columns to the global ``(d, n, C)`` before they are summed.
     """
     R0, p0 = root[0][..., 0], root[1][:, 0]
 
@@ -73,10 +75,10 @@ def node_frames(ops, root, cells: Local, with_velocity: bool):
     Rc, pc = jax.lax.associative_scan(compose, (jnp.moveaxis(cells.R, -1, 0), jnp.moveaxis(cells.p, -1, 0)))
     R = jnp.einsum("ij,cjk->ikc", R0, Rc)
     p = p0[:, None] + jnp.einsum("ij,cj->ic", R0, pc)
-    n = cells.cols.shape[1] - 2
-    J_world = jnp.cumsum(ops.adjoint_apply(R, p, cells.cols[:, :n]), axis=-1)
+    k = cells.cols.shape[1] - 2
+    J_world = jnp.cumsum(expand(ops.adjoint_apply(R, p, cells.cols[:, :k])), axis=-1)
     if with_velocity:
-        TdO, extra = cells.cols[:, n : n + 1], cells.cols[:, n + 1 :]
+        TdO, extra = cells.cols[:, k : k + 1], cells.cols[:, k + 1 :]
         eta_world = jnp.cumsum(ops.adjoint_apply(R, p, TdO), axis=-1)
         eta = ops.adjoint_inverse_apply(R, p, eta_world)
         a_world = jnp.cumsum(ops.adjoint_apply(R, p, ops.bracket(eta, TdO) + extra), axis=-1)
