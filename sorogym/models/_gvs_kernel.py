@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array
 
 from ._pcs_kernel import Local
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
