@@ -23,6 +23,7 @@ fixed shapes, and each link's basis is stored directly in the columns of the glo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -187,13 +188,8 @@ class GVS(QuadratureRod):
     def _global_basis(self, points_of) -> Array:
         """Basis ``(6, n, N P)`` at ``points_of(i)`` ``(P,)`` of every link ``i``, each link's
         columns placed at its coordinates in ``q`` (zeros elsewhere)."""
-        per_link = []
-        for i, basis in enumerate(self.bases):
-            local = basis.evaluate(points_of(i))  # (6, k_i, P)
-            cols = [jnp.zeros((6, b.num_dofs, local.shape[-1]), local.dtype) for b in self.bases]
-            cols[i] = local
-            per_link.append(jnp.concatenate(cols, axis=1))
-        return jnp.concatenate(per_link, axis=-1)
+        compact = self._compact_basis(points_of)
+        return self._expand_columns(compact, compact.shape[-1] // self.num_segments)
 
     def _compact_basis(self, points_of) -> Array:
         """Basis ``(6, k_max, N P)`` at ``points_of(i)`` ``(P,)`` of every link ``i`` in the
@@ -213,9 +209,10 @@ class GVS(QuadratureRod):
             start += b.num_dofs
         return np.moveaxis(index, 0, 1).reshape(k_max, -1)
 
-    def _expand_columns(self, x: Array) -> Array:
-        """Cell columns in link coordinates ``(d, k_max, N C)`` -> global ``(d, n, N C)``."""
-        C, n = self._cells_per_link, self.num_dofs
+    def _expand_columns(self, x: Array, C: int) -> Array:
+        """Columns in link coordinates ``(d, k_max, N C)`` (``C`` points per link, link-major)
+        -> global ``(d, n, N C)``."""
+        n = self.num_dofs
         blocks, start = [], 0
         for i, b in enumerate(self.bases):
             block = x[:, : b.num_dofs, i * C : (i + 1) * C]
@@ -285,19 +282,14 @@ class GVS(QuadratureRod):
         cells = gvs_kernel.cell_terms(ops, xi[0], xi[1], dxi[0], dxi[1], self._B_cells[0], self._B_cells[1],
                                       self._cell_width, with_velocity)
         root = kernel.root_frame(ops, p.base_rotation, p.base_position, self.num_dofs)
-        return gvs_kernel.node_frames(ops, root, cells, with_velocity, self._expand_columns)
-
-    def _locate(self, s: Array) -> tuple[Array, Array]:
-        """Link index and normalised abscissa ``X`` of the backbone point ``s`` [m]."""
-        L = self.params.length
-        ends = jnp.cumsum(L)
-        seg = jnp.clip(jnp.searchsorted(ends, s, side="left"), 0, self.num_segments - 1)
-        return seg, (s - (ends[seg] - L[seg])) / L[seg]
+        expand = functools.partial(self._expand_columns, C=self._cells_per_link)
+        return gvs_kernel.node_frames(ops, root, cells, with_velocity, expand)
 
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
         s = jnp.asarray(s, q.dtype).reshape(-1)
-        seg, X = self._locate(s)
+        seg, s_local = self._locate(s)
+        X = s_local / self.params.length[seg]
         C = self._cells_per_link
         nodes = self._nodes[seg]  # (P, C + 1)
         cell = jnp.clip(jnp.sum(nodes[:, 1:] <= X[:, None], axis=1), 0, C - 1)
@@ -323,7 +315,8 @@ class GVS(QuadratureRod):
     def strain(self, q: Float[Array, " n"], s) -> Float[Array, "p 6"]:
         """Full strain ``xi(s)`` ``(p, 6)`` at arc lengths ``s`` ``(p,)`` [m]."""
         s = jnp.asarray(s, q.dtype).reshape(-1)
-        seg, X = self._locate(s)
+        seg, s_local = self._locate(s)
+        X = s_local / self.params.length[seg]
         return (self.params.reference_strain[seg].T + jnp.einsum("dnp,n->dp", self._basis_at(seg, X), q)).T
 
     # -- actuation ---------------------------------------------------------------------
@@ -341,13 +334,6 @@ class GVS(QuadratureRod):
             return eye if self.actuation.indices is None else eye[:, list(self.actuation.indices)]
         xi, B = self._strain_at_gauss_points(q)
         return self.actuation.matrix_at(xi, self._quad_x, self._quad_w, self.params.length, B)
-
-    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """``phi_a(q)`` with ``d phi_a/dq^T = A(q)``, zero at ``q = 0``: tendon shortening
-        [m] for tendons, ``A^T q`` for generalized-force actuation."""
-        if isinstance(self.actuation, GeneralizedActuation):
-            return self.actuation_matrix(q).T @ q
-        return self.tendon_lengths(jnp.zeros_like(q)) - self.tendon_lengths(q)
 
     def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
         """Path lengths ``l(q)`` ``(m,)`` [m] of the installed tendons (Gauss sums over each

@@ -193,13 +193,6 @@ class _PCSRod(QuadratureRod):
             ops, root, self.strain(q), self.strain_rate(qd), self._B, p.length, s_local, seg, with_velocity
         )
 
-    def _locate(self, s: Array) -> tuple[Array, Array]:
-        """Segment index and local arc length of the backbone point ``s`` [m]."""
-        L = self.params.length
-        ends = jnp.cumsum(L)
-        seg = jnp.clip(jnp.searchsorted(ends, s, side="left"), 0, self.num_segments - 1)
-        return seg, s - (ends[seg] - L[seg])
-
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
         s = jnp.asarray(s, q.dtype).reshape(-1)
@@ -215,14 +208,6 @@ class _PCSRod(QuadratureRod):
     def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
         """``A(q)`` of the installed actuation model."""
         return self.actuation.matrix(self.strain(q), self.params.length, self._B)
-
-    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Actuator coordinates ``phi_a(q)`` ``(m,)`` with ``d phi_a/dq^T = A(q)``, zero at
-        ``q = 0``: tendon shortening ``l(0) - l(q)`` [m] for tendons, ``A^T q`` for
-        generalized-force actuation (constant ``A``)."""
-        if isinstance(self.actuation, Tendons):
-            return self.tendon_lengths(jnp.zeros_like(q)) - self.tendon_lengths(q)
-        return self.actuation_matrix(q).T @ q
 
     def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
         """Path lengths ``l(q)`` ``(m,)`` [m] of the installed tendons."""

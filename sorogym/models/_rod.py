@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ..actuation import Tendons
 from ._base import SoftRobot
 from ._rod_ops import SpatialOps
 
@@ -31,6 +32,13 @@ class QuadratureRod(SoftRobot):
     planar: ClassVar[bool] = False
 
     # -- kinematics --------------------------------------------------------------------
+
+    def _locate(self, s: Array) -> tuple[Array, Array]:
+        """Segment index and local arc length [m] of the backbone points ``s`` [m]."""
+        L = self.params.length
+        ends = jnp.cumsum(L)
+        seg = jnp.clip(jnp.searchsorted(ends, s, side="left"), 0, L.shape[0] - 1)
+        return seg, s - (ends[seg] - L[seg])
 
     def forward_kinematics(self, q: Float[Array, " n"], s) -> Array:
         """Pose at arc length ``s`` [m] (``0 <= s <= total_length``) in the world frame:
@@ -124,6 +132,14 @@ class QuadratureRod(SoftRobot):
     def damping_matrix(self) -> Float[Array, "n n"]:
         """Constant damping ``D`` (force ``D qd``)."""
         return self._damping
+
+    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Actuator coordinates ``phi_a(q)`` ``(m,)`` with ``d phi_a/dq^T = A(q)``, zero at
+        ``q = 0``: tendon shortening ``l(0) - l(q)`` [m] for tendons, ``A^T q`` for
+        generalized-force actuation (constant ``A``)."""
+        if isinstance(self.actuation, Tendons):
+            return self.tendon_lengths(jnp.zeros_like(q)) - self.tendon_lengths(q)
+        return self.actuation_matrix(q).T @ q
 
     def actuation_force(self, q, u) -> Float[Array, " n"]:
         """``A(q) effort(u)`` (tendon tensions are clipped at zero)."""
