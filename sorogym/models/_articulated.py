@@ -26,9 +26,18 @@ with ``U_g = -sum_i m_i g . p_com,i``; the matrix ``C`` from the Christoffel sym
 
 Backbone points: the argument ``s`` of the kinematics is a *frame index*: ``s = 0`` is the
 base frame and ``s = i + 1`` the frame of link ``i`` (non-integer values are rounded).
+
+Actuation: joint torques/forces (:class:`~sorogym.actuation.GeneralizedActuation`, the
+default), tendons through via-points on the links
+(:class:`~sorogym.actuation.ArticulatedTendons`), tendons over joint pulleys
+(:class:`~sorogym.actuation.PulleyTendons`) or McKibben muscles along either kind of path
+(:class:`~sorogym.actuation.McKibbenMuscles`, pressure inputs). The geometry of the
+tendons and muscles comes from the same link poses and Jacobians as the dynamics.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -36,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ..actuation import GeneralizedActuation
+from ..actuation import ArticulatedTendons, ChainFrames, GeneralizedActuation, McKibbenMuscles, PulleyTendons
 from ..lie import se3, so3
 from ._base import SoftRobot
 
@@ -151,24 +160,44 @@ class ChainParams(eqx.Module):
                            [jnp.asarray(v, getattr(self, k).dtype) for k, v in fields.items()])
 
 
+_CHAIN_ACTUATIONS = (GeneralizedActuation, ArticulatedTendons, PulleyTendons, McKibbenMuscles)
+ChainActuation = GeneralizedActuation | ArticulatedTendons | PulleyTendons | McKibbenMuscles
+
+
 class ArticulatedSoftRobot(SoftRobot):
     """Open serial chain of rigid links with compliant joints (module docstring).
 
     Args:
         params: :class:`ChainParams`.
         actuation: :class:`~sorogym.actuation.GeneralizedActuation` (joint torques/forces on
-            all or selected joints; default all).
+            all or selected joints; default all), :class:`~sorogym.actuation.ArticulatedTendons`
+            or :class:`~sorogym.actuation.PulleyTendons` (tensions [N]), or
+            :class:`~sorogym.actuation.McKibbenMuscles` (gauge pressures [Pa]; resting
+            lengths left ``None`` are set to the path lengths at ``q = 0`` here, once: they
+            belong to the muscles and stay as they are under :meth:`with_params`).
     """
 
     params: ChainParams
-    actuation: GeneralizedActuation
+    actuation: ChainActuation
+    planar: ClassVar[bool] = False
 
-    def __init__(self, params: ChainParams, actuation: GeneralizedActuation | None = None):
+    def __init__(self, params: ChainParams, actuation: ChainActuation | None = None):
         self.params = params
-        self.actuation = GeneralizedActuation() if actuation is None else actuation
-        if not isinstance(self.actuation, GeneralizedActuation):
-            raise ValueError(f"actuation: the articulated chain takes GeneralizedActuation, got {type(self.actuation).__name__}")
-        self.actuation.check(1, self.num_dofs, False)
+        act = GeneralizedActuation() if actuation is None else actuation
+        if not isinstance(act, _CHAIN_ACTUATIONS):
+            names = ", ".join(c.__name__ for c in _CHAIN_ACTUATIONS)
+            raise ValueError(f"actuation: the articulated chain takes one of {names}; got {type(act).__name__}")
+        if isinstance(act, GeneralizedActuation):
+            act.check(1, self.num_dofs, False)
+        else:
+            act.check_chain(self.num_dofs)
+        if isinstance(act, McKibbenMuscles) and act.rest_lengths is None:
+            q0 = jnp.zeros((self.num_dofs,), params.mass.dtype)
+            rest = act.paths.lengths(q0, self._rest_frames() if act.needs_frames else None)
+            if not isinstance(rest, jax.core.Tracer) and np.any(np.asarray(rest) <= 0):
+                raise ValueError(f"rest_lengths: the muscle paths have non-positive lengths at q = 0 ({np.asarray(rest)}); pass rest_lengths")
+            act = act.with_rest_lengths(rest)
+        self.actuation = act
 
     # -- structure ---------------------------------------------------------------------------
 
@@ -194,6 +223,19 @@ class ArticulatedSoftRobot(SoftRobot):
         (link ``i``'s body twist ``= J_i qd``), by one proximal-to-distal scan."""
         poses, J, _, _ = self._recursion(q, jnp.zeros_like(q), False)
         return poses, J
+
+    def _rest_frames(self) -> ChainFrames:
+        """Link poses at ``q = 0`` (products of the fixed transforms; no Jacobians): cheap
+        outside ``jit`` too."""
+        g, poses = self.params.base_pose, []
+        for T in self.params.parent_to_joint:
+            g = g @ T
+            poses.append(g)
+        return ChainFrames(self.params.base_pose, jnp.stack(poses), None)
+
+    def _chain_frames(self, q: Float[Array, " n"]) -> ChainFrames:
+        poses, J = self.link_frames(q)
+        return ChainFrames(self.params.base_pose, poses, J)
 
     def _recursion(self, q, qd, gravity: bool):
         """One proximal-to-distal scan: link poses ``(n, 4, 4)``, body Jacobians
@@ -265,6 +307,14 @@ class ArticulatedSoftRobot(SoftRobot):
         (angular and linear velocity of the frame's origin in world axes)."""
         return self.pose_and_jacobian(q, s, frame)[1]
 
+    def jacobian_batched(self, q: Float[Array, " n"], s_ps, frame: str = "inertial") -> Float[Array, "p 6 n"]:
+        """Jacobians ``(p, 6, n)`` of the frames ``s_ps`` ``(p,)`` (one kinematics pass)."""
+        poses, jacobians = self.link_frames(q)
+        poses = jnp.concatenate([self.params.base_pose[None], poses])
+        jacobians = jnp.concatenate([jnp.zeros((1, 6, self.num_dofs), q.dtype), jacobians])
+        k = jnp.clip(jnp.round(jnp.asarray(s_ps)).astype(jnp.int32), 0, self.num_dofs)
+        return jax.vmap(lambda g, J: self._in_frame(g, J, frame))(poses[k], jacobians[k])
+
     def jacobian_and_time_derivative(self, q, qd, s, frame: str = "inertial"):
         J, Jdot = jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (qd,))
         return J, Jdot
@@ -300,35 +350,104 @@ class ArticulatedSoftRobot(SoftRobot):
         return self._bias(J, V, A, self._spatial_inertias())
 
     def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
-        """``K(q) = k (q - rest)``."""
+        """``K(q) = k (q - rest)`` (affine: ``S q - S rest`` with :meth:`stiffness_matrix`)."""
         return self.params.stiffness * (q - self.params.rest)
 
+    def stiffness_matrix(self) -> Float[Array, "n n"]:
+        """Constant ``S = dK/dq = diag(k)`` ``(n, n)`` [N m/rad, N/m]. The elastic force is
+        affine, ``K(q) = S (q - rest)``: integrators that treat it as ``S q`` are exact
+        only for zero rest positions."""
+        return jnp.diag(self.params.stiffness)
+
     def damping_matrix(self) -> Float[Array, "n n"]:
+        """Constant ``D = diag(d)`` ``(n, n)`` [N m s/rad, N s/m]."""
         return jnp.diag(self.params.damping)
 
+    def _actuation_matrix_from(self, q, frames):
+        act = self.actuation
+        if isinstance(act, GeneralizedActuation):
+            return act.matrix(q, None, jnp.zeros((1, self.num_dofs), q.dtype))
+        return act.matrix(q, frames)
+
+    def _frames_for_actuation(self, q):
+        return self._chain_frames(q) if getattr(self.actuation, "needs_frames", False) else None
+
     def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
-        """``A = I[:, indices]`` (constant)."""
-        return self.actuation.matrix(q, None, jnp.zeros((1, self.num_dofs), q.dtype))
+        """``A(q)`` ``(n, m)``: ``I[:, indices]`` for joint torques; ``-dL/dq^T`` for tendons
+        (per unit tension [m or 1]); ``-dL/dq^T diag(F / p)`` for McKibben muscles (per unit
+        pressure [N m/Pa]), which is ``d actuation_force / du`` since the muscle force is
+        linear in the pressure."""
+        return self._actuation_matrix_from(q, self._frames_for_actuation(q))
 
     def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
+        """``A(q) effort(u)`` ``(n,)``: tensions and pressures are clipped at zero (unless the
+        tendons are ``signed``)."""
         return self.actuation_matrix(q) @ self.actuation.effort(u)
+
+    def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Path lengths ``L(q)`` ``(m,)`` [m] of the tendons or McKibben muscles."""
+        if isinstance(self.actuation, GeneralizedActuation):
+            raise TypeError("tendon_lengths: the actuation is GeneralizedActuation, which has no tendons")
+        return self.actuation.lengths(q, self._frames_for_actuation(q))
+
+    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Actuator coordinates ``phi(q)`` ``(m,)``, zero at ``q = 0``, with
+        ``d phi/dq^T = A(q)``: ``A^T q`` for joint torques, the shortening ``L(0) - L(q)``
+        [m] for tendons, the displaced volume ``V(q) - V(0)`` [m^3] for McKibben muscles."""
+        act = self.actuation
+        if isinstance(act, GeneralizedActuation):
+            return self.actuation_matrix(q).T @ q
+        q0 = jnp.zeros_like(q)
+        if isinstance(act, McKibbenMuscles):
+            return act.coordinates(q, self._frames_for_actuation(q)) - act.coordinates(q0, self._frames_for_actuation(q0))
+        return self.tendon_lengths(q0) - self.tendon_lengths(q)
+
+    def generalized_force(self, q: Float[Array, " n"], u: Float[Array, " m"] | None = None,
+                          tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
+        """``A(q) effort(u) + tau_ext`` ``(n,)`` (either may be ``None``)."""
+        tau = jnp.zeros_like(q)
+        if u is not None:
+            tau = tau + self.actuation_force(q, u)
+        if tau_ext is not None:
+            tau = tau + tau_ext
+        return tau
+
+    def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+        """``(M, C qd, G)`` from one recursive pass (shared Jacobians)."""
+        poses, J, V, A = self._recursion(q, qd, False)
+        Mi = self._spatial_inertias()
+        M = jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
+        # gravity: each link's body acceleration [0; -R_i^T g] (the base accelerating at -g)
+        g_body = -jnp.einsum("iba,b->ia", poses[:, :3, :3], self.params.gravity)
+        weights = jnp.einsum("iab,ib->ia", Mi[:, :, 3:], g_body)
+        return M, self._bias(J, V, A, Mi), jnp.einsum("iak,ia->k", J, weights)
 
     def kinetic_energy(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, ""]:
         return 0.5 * qd @ self.inertia_matrix(q) @ qd
 
+    def gravitational_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
+        """``U_g = -sum_i m_i g . p_com,i`` [J] (zero with the centres of mass at the world origin)."""
+        return self._gravity_potential(q)
+
+    def elastic_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
+        """``sum_i k_i (q_i - rest_i)^2 / 2`` [J]."""
+        dq = q - self.params.rest
+        return 0.5 * jnp.sum(self.params.stiffness * dq * dq)
+
     def potential_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
         """Gravitational plus spring energy [J]."""
-        dq = q - self.params.rest
-        return self._gravity_potential(q) + 0.5 * jnp.sum(self.params.stiffness * dq * dq)
+        return self.gravitational_energy(q) + self.elastic_energy(q)
 
     def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
         """``[qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` (Cholesky solve)."""
         q, qd = self.split_state(y)
         u = actuation_args[0] if len(actuation_args) > 0 else jnp.zeros((self.num_actuators,), y.dtype)
-        _, J, V, A = self._recursion(q, qd, True)  # one pass: M, C qd and G share J
+        poses, J, V, A = self._recursion(q, qd, True)  # one pass: M, C qd, G and the tendon geometry share J
         Mi = self._spatial_inertias()
         M = jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
-        tau = self.actuation_force(q, u) - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.params.damping * qd
+        frames = ChainFrames(self.params.base_pose, poses, J)
+        act = self._actuation_matrix_from(q, frames) @ self.actuation.effort(u)
+        tau = act - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.params.damping * qd
         if len(actuation_args) > 1:
             tau = tau + actuation_args[1]
         qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), tau)
