@@ -20,3 +20,9 @@ __all__ += ["GVS", "GVSParams", "StrainBasis"]
 from ._instances import conical_arm_markers as conical_arm_markers
 from ._instances import conical_tendon_arm as conical_tendon_arm
 __all__ += ["conical_tendon_arm", "conical_arm_markers"]
+from ._articulated_instances import SOFT_PENDULUM_MAX_TORQUE as SOFT_PENDULUM_MAX_TORQUE
+from ._articulated_instances import UMARM_MAX_PRESSURE as UMARM_MAX_PRESSURE
+from ._articulated_instances import soft_pendulum as soft_pendulum
+from ._articulated_instances import soft_pendulum_tip as soft_pendulum_tip
+from ._articulated_instances import umarm as umarm
+__all__ += ["soft_pendulum", "soft_pendulum_tip", "umarm", "SOFT_PENDULUM_MAX_TORQUE", "UMARM_MAX_PRESSURE"]
