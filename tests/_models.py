@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 import sorogym as sg
 
@@ -46,7 +47,54 @@ MODEL_CASES = {
     # GVS: conical links; a 6-coordinate monomial link (linear bending, constant torsion
     # and elongation, as the paper's conical arm) and a Legendre link with quadratic bending
     "gvs2_mixed_tendons": (sg.GVS, 2, "mixed", "tendons"),
+    # articulated chain: 3 joints (seeded mix of revolute and prismatic), tendons through
+    # via-points on the base and the links (the chain's ``s`` is a frame index)
+    "chain3_articulated_tendons": (sg.ArticulatedSoftRobot, 3, None, "articulated_tendons"),
 }
+
+# link of each via-point (-1: base) of the chain case's tendons; points are random
+CHAIN_TENDON_LINKS = ((-1, 0, 1, 2), (-1, 1), (0, 2, 2))
+
+
+def random_chain_params(rng: np.random.Generator, n: int, prismatic_share: float = 0.3,
+                        min_stiffness: float = 0.0) -> sg.ChainParams:
+    """Random chain: random fixed transforms, revolute axes through random points or
+    prismatic axes, random masses, centres of mass and (box-like) inertias, springs
+    (``>= min_stiffness``), dampers, rest positions, gravity and base pose (float64)."""
+    axes, transforms, inertias = [], [], []
+    for _ in range(n):
+        if rng.uniform() < prismatic_share:
+            v = rng.normal(size=3)
+            axes.append(np.concatenate([np.zeros(3), v / np.linalg.norm(v)]))
+        else:
+            w = rng.normal(size=3)
+            w /= np.linalg.norm(w)
+            p = rng.uniform(-0.1, 0.1, 3)
+            axes.append(np.concatenate([w, np.cross(p, w)]))
+        T = np.eye(4)
+        T[:3, :3] = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
+        T[:3, 3] = rng.uniform(-0.3, 0.3, 3)
+        transforms.append(T)
+        box, mass_ = rng.uniform(0.02, 0.3, 3), 1.0
+        principal = mass_ / 12 * np.array([box[1] ** 2 + box[2] ** 2, box[0] ** 2 + box[2] ** 2, box[0] ** 2 + box[1] ** 2])
+        R = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
+        inertias.append(R @ np.diag(principal) @ R.T)
+    mass = rng.uniform(0.2, 2.0, n)
+    base = np.eye(4)
+    base[:3, :3] = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
+    base[:3, 3] = rng.uniform(-0.5, 0.5, 3)
+    return sg.ChainParams.create(
+        joint_axes=np.array(axes), parent_to_joint=np.array(transforms), mass=mass,
+        com=rng.uniform(-0.1, 0.1, (n, 3)), inertia=np.array(inertias) * mass[:, None, None],
+        stiffness=min_stiffness + rng.uniform(0.0, 5.0, n), damping=rng.uniform(0.0, 1.0, n), rest=rng.uniform(-0.5, 0.5, n),
+        gravity=rng.normal(size=3) * 5.0, base_pose=base, dtype=jnp.float64,
+    )
+
+
+def random_routes(rng: np.random.Generator, links) -> list:
+    """Tendon routes through random via-points (within 0.15 m of each link frame's origin)
+    on the given links (one tuple of link indices per tendon, -1: base)."""
+    return [[(k, rng.uniform(-0.15, 0.15, 3)) for k in route] for route in links]
 
 GVS_BASES = {
     "mixed": (
@@ -59,6 +107,9 @@ GVS_BASES = {
 def build_case(name: str, seed: int = 0):
     cls, N, active, act = MODEL_CASES[name]
     rng = np.random.default_rng(seed)
+    if cls is sg.ArticulatedSoftRobot:
+        params = random_chain_params(rng, N, prismatic_share=0.4, min_stiffness=0.5)
+        return sg.ArticulatedSoftRobot(params, sg.ArticulatedTendons(random_routes(rng, CHAIN_TENDON_LINKS)))
     planar = cls is sg.PlanarPCS
     params = random_params(rng, N, planar)
     actuation = None
@@ -80,7 +131,13 @@ def coordinate_components(model) -> np.ndarray:
 
 
 def random_state(model, rng, scale=1.0):
-    """Random (q, qd): curvature displacements ~ 5/m, stretches ~ 0.1."""
+    """Random (q, qd): curvature displacements ~ 5/m, stretches ~ 0.1; for chains, joint
+    angles ~ 1 rad and slides ~ 0.1 m."""
+    if isinstance(model, sg.ArticulatedSoftRobot):
+        prismatic = np.linalg.norm(np.asarray(model.params.joint_axes)[:, :3], axis=1) < 0.5
+        q_scale = np.where(prismatic, 0.1, 1.0)
+        return (jnp.asarray(rng.normal(size=model.num_dofs) * q_scale * scale),
+                jnp.asarray(rng.normal(size=model.num_dofs) * q_scale * 3.0))
     d = 3 if model.planar else 6
     rot = 1 if model.planar else 3
     per = np.where(np.arange(d) < rot, 5.0, 0.1)

@@ -36,8 +36,17 @@ def _rel(a, b):
 
 
 def _arc_points(model):
+    if isinstance(model, sg.ArticulatedSoftRobot):  # frame indices: base, links 0, 1 and the last
+        return jnp.asarray([0.0, 1.0, 2.0, float(model.num_dofs)])
     L = float(model.total_length)
     return jnp.asarray([0.0, 0.37 * L, float(model.params.length[0]), L])
+
+
+def _rotate_body_twists(model, R, Jb):
+    """Body-frame twist Jacobian ``Jb`` rotated into world axes (both halves)."""
+    if isinstance(model, sg.ArticulatedSoftRobot):
+        return jnp.concatenate([R @ Jb[:3], R @ Jb[3:]])
+    return model.ops.rotate_twists(R[..., None], Jb[..., None])[..., 0]
 
 
 # GVS compiles about twice as long as PCS: one parameter draw
@@ -70,8 +79,7 @@ def test_jacobian_is_derivative_of_forward_kinematics(model, config):
         w = Omega[:, 1, 0][None] if model.planar else jnp.stack([Omega[:, 2, 1], Omega[:, 0, 2], Omega[:, 1, 0]])
         assert _rel(J[-k:], dg[:k, k, :]) < 1e-10 or np.abs(J[-k:] - dg[:k, k, :]).max() < 1e-13
         assert np.abs(np.asarray(J[: 1 if model.planar else 3] - w)).max() < 1e-10
-        blocks = model.ops.rotate_twists(R[..., None], Jb[..., None])[..., 0]
-        np.testing.assert_allclose(blocks, J, atol=1e-12)
+        np.testing.assert_allclose(_rotate_body_twists(model, R, Jb), J, atol=1e-12)
 
 
 @functools.partial(jax.jit, static_argnames="frame")
@@ -107,6 +115,8 @@ def test_inertia_matches_kinetic_energy_of_the_backbone(model, config):
     """0.5 qd^T M qd equals the kinetic energy integrated from backbone velocities obtained
     by differentiating positions and rotations (no Jacobian involved)."""
     q, qd = _state(model, config, 2)
+    if isinstance(model, sg.ArticulatedSoftRobot):
+        return _check_chain_kinetic_energy(model, q, qd)
     p = model.params
     x, w = np.polynomial.legendre.leggauss(8)
     s_all, w_all, seg_all = [], [], []
@@ -142,6 +152,24 @@ def test_inertia_matches_kinetic_energy_of_the_backbone(model, config):
     np.testing.assert_allclose(M, M.T, atol=1e-15 * np.abs(M).max())
     assert np.linalg.eigvalsh(np.asarray(M)).min() > 0
     np.testing.assert_allclose(jax.jit(type(model).kinetic_energy)(model, q, qd), T, rtol=1e-13)
+
+
+def _check_chain_kinetic_energy(model, q, qd):
+    """Chain: sum over links of ``m |v_com|^2 / 2 + w^T I w / 2`` from the velocities of
+    the link poses (differentiated positions and rotations, no Jacobian)."""
+    n = model.num_dofs
+    g, gd, M = _pose_velocities_and_inertia(model, q, qd, jnp.arange(1.0, n + 1.0))
+    p = jax.tree.map(np.asarray, model.params)
+    g, gd = np.asarray(g), np.asarray(gd)
+    T_ref = 0.0
+    for i in range(n):
+        R, Rd = g[i, :3, :3], gd[i, :3, :3]
+        w_body = so3.vee(R.T @ Rd)
+        v_com = gd[i, :3, 3] + Rd @ p.com[i]
+        T_ref += 0.5 * p.mass[i] * v_com @ v_com + 0.5 * np.asarray(w_body) @ p.inertia[i] @ np.asarray(w_body)
+    np.testing.assert_allclose(0.5 * qd @ M @ qd, T_ref, rtol=1e-12)
+    np.testing.assert_allclose(M, M.T, atol=1e-15 * np.abs(M).max())
+    assert np.linalg.eigvalsh(np.asarray(M)).min() > 0
 
 
 @jax.jit
@@ -222,7 +250,7 @@ def _tendon_maps(model, q, qd, u):
 
 
 def test_actuation_is_work_conjugate_to_tendon_contraction(model):
-    if not isinstance(model.actuation, sg.Tendons):
+    if not isinstance(model.actuation, (sg.Tendons, sg.ArticulatedTendons)):
         A = model.actuation_matrix(jnp.zeros(model.num_dofs))
         np.testing.assert_array_equal(A, np.eye(model.num_dofs))
         return
@@ -238,6 +266,8 @@ def test_actuation_is_work_conjugate_to_tendon_contraction(model):
 def test_tendon_lengths_match_routed_polyline(model):
     """Tendon lengths equal the length of the routed path traced in space (polyline through
     p(s) + R(s) r(s) sampled densely), an independent geometric computation."""
+    if isinstance(model.actuation, sg.ArticulatedTendons):
+        return _check_chain_tendon_polyline(model)
     if not isinstance(model.actuation, sg.Tendons):
         pytest.skip("generalized actuation")
     if isinstance(model, sg.GVS):
@@ -271,6 +301,24 @@ def test_tendon_lengths_match_routed_polyline(model):
     np.testing.assert_allclose(lengths, total, rtol=1e-6)
 
 
+def _check_chain_tendon_polyline(model):
+    """Chain: the polyline through the via-points placed by the public frame poses."""
+    q, _ = _state(model, "random", 7)
+    act = model.actuation
+    poses = np.asarray(jax.jit(type(model).forward_kinematics_batched)(model, q, jnp.asarray(np.asarray(act.links) + 1.0)))
+    points = np.einsum("vij,vj->vi", poses[:, :3, :3], np.asarray(act.points)) + poses[:, :3, 3]
+    ends = np.cumsum(act.sizes)
+    total = [np.sum(np.linalg.norm(np.diff(points[e - k:e], axis=0), axis=1)) for k, e in zip(act.sizes, ends)]
+    lengths = np.asarray(jax.jit(lambda m, q_: m.tendon_lengths(q_))(model, q))
+    np.testing.assert_allclose(lengths, total, rtol=1e-13)
+
+
+def _base_position_and_twist_dim(model):
+    if isinstance(model, sg.ArticulatedSoftRobot):
+        return model.params.base_pose[:3, 3], 6
+    return model.params.base_position, model.ops.dim
+
+
 # -- singularities --------------------------------------------------------------------
 
 
@@ -302,8 +350,9 @@ def test_values_and_gradients_finite_at_straight_configuration_and_base(case):
     for leaf in jax.tree.leaves((grads, fwd)):
         assert np.all(np.isfinite(np.asarray(leaf)))
     k = 2 if model.planar else 3
-    np.testing.assert_allclose(g0[:k, k], model.params.base_position, atol=1e-15)
-    np.testing.assert_array_equal(J0, np.zeros((model.ops.dim, model.num_dofs)))
+    base_position, dim = _base_position_and_twist_dim(model)
+    np.testing.assert_allclose(g0[:k, k], base_position, atol=1e-15)
+    np.testing.assert_array_equal(J0, np.zeros((dim, model.num_dofs)))
 
 
 # -- layer 2: closed forms --------------------------------------------------------------
