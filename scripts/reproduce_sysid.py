@@ -76,21 +76,20 @@ def rmse(pred, meas):
     return float(np.sqrt(np.mean(err**2))), np.sqrt(np.mean(err**2, axis=0)).tolist()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="5 Adam steps")
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    steps = 5 if args.quick else args.steps
-    rng = np.random.default_rng(args.seed)
-    model = conical_tendon_arm(dtype=jnp.float64)
-    inputs = jnp.asarray(rng.uniform(0.0, MAX_TENSION, (NUM_INPUTS, 2)))
-    t0 = time.perf_counter()
-    clean = predict(model, jnp.asarray(TRUE), inputs)
+def synthetic_data(model, theta, seed, num_inputs=NUM_INPUTS):
+    """``(inputs (e, 2), clean markers (e, 4, 3), measured markers)``: tension pairs
+    ``U(0, MAX_TENSION)`` and Gaussian marker noise, both drawn from ``seed``; the markers
+    are those of ``model`` with the material ``theta``."""
+    rng = np.random.default_rng(seed)
+    inputs = jnp.asarray(rng.uniform(0.0, MAX_TENSION, (num_inputs, 2)))
+    clean = predict(model, jnp.asarray(theta), inputs)
     measured = clean + MARKER_NOISE * rng.normal(size=clean.shape)
-    print(f"data: {NUM_INPUTS} equilibria, 4 markers, noise {MARKER_NOISE * 1e3:.1f} mm "
-          f"({time.perf_counter() - t0:.0f} s incl. compilation)", flush=True)
+    return inputs, clean, measured
+
+
+def identify(model, inputs, measured, steps, log=print):
+    """Adam from ``INITIAL`` on the mean squared marker error; returns ``(theta, history,
+    wall seconds)``."""
 
     @eqx.filter_jit
     def loss_and_grad(z):
@@ -110,10 +109,24 @@ def main():
         z = optax.apply_updates(z, updates)
         if k % 20 == 0 or k == steps - 1:
             th = np.asarray(to_theta(z))
-            print(f"  step {k:4d}: marker RMSE {np.sqrt(float(value)) * 1e3:.2f} mm, E {th[0] / 1e6:.4f} MPa, "
-                  f"nu {th[1]:.4f}, rho {th[2]:.1f}", flush=True)
-    fit_s = time.perf_counter() - t1
-    theta = np.asarray(to_theta(z))
+            log(f"  step {k:4d}: marker RMSE {np.sqrt(float(value)) * 1e3:.2f} mm, E {th[0] / 1e6:.4f} MPa, "
+                f"nu {th[1]:.4f}, rho {th[2]:.1f}")
+    return np.asarray(to_theta(z)), history, time.perf_counter() - t1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="5 Adam steps")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    steps = 5 if args.quick else args.steps
+    model = conical_tendon_arm(dtype=jnp.float64)
+    t0 = time.perf_counter()
+    inputs, clean, measured = synthetic_data(model, TRUE, args.seed)
+    print(f"data: {NUM_INPUTS} equilibria, 4 markers, noise {MARKER_NOISE * 1e3:.1f} mm "
+          f"({time.perf_counter() - t0:.0f} s incl. compilation)", flush=True)
+    theta, history, fit_s = identify(model, inputs, measured, steps, log=lambda line: print(line, flush=True))
     before, before_markers = rmse(predict(model, jnp.asarray(INITIAL), inputs), measured)
     after, after_markers = rmse(predict(model, jnp.asarray(theta), inputs), measured)
     floor, floor_markers = rmse(clean, measured)
