@@ -86,19 +86,38 @@ def beam_model(case, num_segments=BEAM["num_segments"]):
     return model, jnp.full((len(TENDON_OFFSETS),), TENDON_TENSION)
 
 
-def chain_model(n):
-    """Benchmark articulated chain: ``n`` links of 0.1 m (0.1 kg, slender-rod inertia about
-    the centre of mass at mid-link), each joint at the previous link's tip, revolute about
-    local z and y alternately, springs 1 N m/rad, dampers 0.01 N m s/rad, Earth gravity."""
-    T = np.tile(np.eye(4), (n, 1, 1))
-    T[1:, 0, 3] = 0.1
-    axes = np.zeros((n, 6))
-    axes[0::2, 2] = 1.0
-    axes[1::2, 1] = 1.0
-    inertia = np.diag([1e-6, 0.1 * 0.1**2 / 12, 0.1 * 0.1**2 / 12])
+CHAIN_SEED = 2024  # the benchmark chain: one random draw, the n-link model is its first n links
+CHAIN_MAX_LINKS = 16
+
+
+def chain_model(n, seed=CHAIN_SEED):
+    """Benchmark articulated chain: the first ``n`` links of one random revolute chain
+    (``seed``): unit joint axes in random directions through random points within 2 cm of
+    the joint frame, joint frames about 0.1 m along the parent link (random rotations,
+    +-2 cm offsets), masses 0.05-0.2 kg, centres of mass and (box-like, rotated) inertias
+    random, springs 0.5-2 N m/rad, dampers 0.005-0.02 N m s/rad, Earth gravity; joint-torque
+    actuation (:class:`~sorogym.actuation.GeneralizedActuation`, one torque per joint)."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(seed)
+    m = CHAIN_MAX_LINKS
+    w = rng.normal(size=(m, 3))
+    w /= np.linalg.norm(w, axis=1, keepdims=True)
+    axes = np.concatenate([w, np.cross(rng.uniform(-0.02, 0.02, (m, 3)), w)], axis=1)
+    T = np.tile(np.eye(4), (m, 1, 1))
+    T[:, :3, :3] = Rotation.from_rotvec(rng.normal(scale=0.5, size=(m, 3))).as_matrix()
+    T[:, :3, 3] = rng.uniform(-0.02, 0.02, (m, 3)) + [0.1, 0.0, 0.0]
+    T[0, :3, 3] = 0.0  # the first joint sits at the base
+    mass = rng.uniform(0.05, 0.2, m)
+    box = rng.uniform(0.01, 0.1, (m, 3))
+    principal = mass[:, None] / 12 * (np.sum(box**2, axis=1, keepdims=True) - box**2)
+    R = Rotation.from_rotvec(rng.normal(size=(m, 3))).as_matrix()
+    inertia = R @ (principal[:, :, None] * np.eye(3)) @ np.swapaxes(R, 1, 2)
+    com = np.stack([rng.uniform(0.03, 0.07, m), *rng.uniform(-0.01, 0.01, (2, m))], axis=1)
+    stiffness, damping = rng.uniform(0.5, 2.0, m), rng.uniform(0.005, 0.02, m)
     params = sg.ChainParams.create(
-        joint_axes=axes, parent_to_joint=T, mass=np.full(n, 0.1), com=np.tile([0.05, 0.0, 0.0], (n, 1)),
-        inertia=np.tile(inertia, (n, 1, 1)), stiffness=1.0, damping=0.01, dtype=jnp.float64,
+        joint_axes=axes[:n], parent_to_joint=T[:n], mass=mass[:n], com=com[:n], inertia=inertia[:n],
+        stiffness=stiffness[:n], damping=damping[:n], dtype=jnp.float64,
     )
     return sg.ArticulatedSoftRobot(params)
 
@@ -189,15 +208,21 @@ def jit_forward_dynamics_loop(robot, evals=LOOP_EVALS):
     return jax.jit(lambda y, u: jax.lax.fori_loop(0, evals, lambda i, y: body(i, y, u), y))
 
 
-def forward_dynamics_row(label, size, model, blocks, calls):
+def forward_dynamics_row(label, size, model, blocks, calls, input_scale=0.0, rtol=None):
     """Per-call and in-loop forward-dynamics times of ``model`` and its soromox twin at one
-    random state (zero inputs), measured side by side."""
+    random state, measured side by side. Inputs: zero, or (``input_scale > 0``) random
+    normal times ``input_scale``, the same for both. With ``rtol``, first asserts that the
+    two state derivatives agree to ``rtol`` (max abs difference / max abs value)."""
     rob, _ = soromox_twin(model)
     n = model.num_dofs
-    y = jnp.asarray(0.1 * np.random.default_rng(size).normal(size=2 * n))
-    u = jnp.zeros(model.num_actuators)
+    rng = np.random.default_rng(size)
+    y = jnp.asarray(0.1 * rng.normal(size=2 * n))
+    u = jnp.asarray(input_scale * rng.normal(size=model.num_actuators))
     f_sg, f_mx = jit_forward_dynamics(model), jit_forward_dynamics(rob)
     a, b = np.asarray(f_sg(y, u)), np.asarray(f_mx(y, u))
+    rel = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+    if rtol is not None:
+        assert rel <= rtol, f"{label} N={size}: sorogym and soromox forward dynamics differ by {rel:.1e} (> {rtol:g})"
     t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
     loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
     l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
@@ -207,7 +232,7 @@ def forward_dynamics_row(label, size, model, blocks, calls):
         "model": label, "segments": size, "num_dofs": n,
         "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
         "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
-        "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
+        "max_rel_diff": rel,
     }
 
 
@@ -232,9 +257,14 @@ def bench_gvs_forward_dynamics(blocks, links=(1, 2, 4, 8), calls=100):
     return [forward_dynamics_row("GVS", n, gvs_model(n), blocks, calls) for n in links]
 
 
+ARTICULATED_RTOL = 1e-8
+
+
 def bench_articulated_forward_dynamics(blocks, links=(1, 2, 4, 8, 16), calls=100):
-    """The same measurements for :func:`chain_model` (``segments`` = links)."""
-    return [forward_dynamics_row("Articulated", n, chain_model(n), blocks, calls) for n in links]
+    """The same measurements for :func:`chain_model` (``segments`` = links) with random
+    joint torques (0.1 N m scale), after asserting agreement with soromox to 1e-8."""
+    return [forward_dynamics_row("Articulated", n, chain_model(n), blocks, calls, input_scale=0.1,
+                                 rtol=ARTICULATED_RTOL) for n in links]
 
 
 # -- 2. beam rollouts ------------------------------------------------------------------------
@@ -430,7 +460,9 @@ def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam):
         md += [f"**Forward dynamics, GVS** (`gvs_model`, N = links, zero-order bases, 5 Gauss points): {fd_note}", "",
                markdown_table(gvs, FD_COLS), ""]
     if arti:
-        md += [f"**Forward dynamics, articulated chain** (`chain_model`, N = links): {fd_note}", "",
+        md += [f"**Forward dynamics, articulated chain** (`chain_model`, N = links of one random revolute chain, "
+               f"seed {CHAIN_SEED}, random joint torques; sorogym and soromox agree to {ARTICULATED_RTOL:g} "
+               f"relative, asserted before timing): {fd_note}", "",
                markdown_table(arti, FD_COLS), ""]
     if ro_rows:
         md += [f"**The paper's Table IV cases (0.6 m beam, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
