@@ -105,12 +105,14 @@ def check_positive_fields(config, names) -> None:
 
 
 def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterations: int = 40,
-                          ramp: int = 20, tol: float = 1e-6):
-    """Feasible goals: tip poses of static equilibria under random admissible tensions. Each tension vector activates a random subset of tendons with
-    tensions uniform in [0, max_tension]; the equilibrium ``A(q) u = G(q) + K q`` is followed
-    from the rest shape by Newton's method while the tensions ramp up over ``ramp``
-    iterations (continuation keeps the branch connected to the unloaded robot). Samples whose
-    residual stays above ``tol`` times the load scale are discarded.
+                          ramp: int = 20, tol: float = 1e-6, activation: float = 0.5):
+    """Feasible goals: tip poses of static equilibria under random admissible tensions. Each
+    tension vector activates a random subset of tendons (each with probability
+    ``activation``) with tensions uniform in [0, max_tension]; the equilibrium
+    ``A(q) u = G(q) + K q`` is followed from the rest shape by Newton's method while the
+    tensions ramp up over ``ramp`` iterations (continuation keeps the branch connected to the
+    unloaded robot). Samples whose residual stays above ``tol`` times the load scale are
+    discarded.
 
     Returns ``(tips, axes, q, tensions)``: tip positions ``(g, 3)`` [m], unit tip axes
     ``(g, 3)`` (the backbone tangent at the tip, world frame), configurations ``(g, n)`` and
@@ -121,7 +123,7 @@ def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterat
     m, n = model.num_actuators, model.num_dofs
     k1, k2 = jax.random.split(key)
     dtype = model.params.length.dtype
-    active = jax.random.bernoulli(k1, 0.5, (num_goals, m))
+    active = jax.random.bernoulli(k1, activation, (num_goals, m))
     tensions = active * jax.random.uniform(k2, (num_goals, m), dtype, 0.0, max_tension)
 
     def residual(q, u):
@@ -181,15 +183,16 @@ _GOAL_BANKS: dict = {}
 
 
 def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed: int = 0,
-                     sampling: str = "equilibrium") -> np.ndarray:
+                     sampling: str = "equilibrium", activation: float = 0.5) -> np.ndarray:
     """Goals ``(g, 6 + n)`` = ``[tip position (3) [m], unit tip axis (3), configuration (n)]``
     from :func:`equilibrium_goal_bank` (``sampling="equilibrium"``: random tensions) or
     :func:`workspace_goal_bank` (``"workspace"``: uniform over the reachable workspace by
     static inverse kinematics), memoised per ``robot_key`` (a hashable description of
-    everything the equilibria depend on) so env instances of one robot share the work."""
+    everything the equilibria depend on) so env instances of one robot share the work.
+    ``activation``: the probability that a tendon pulls in an equilibrium sample."""
     if sampling not in GOAL_SAMPLINGS:
         raise ValueError(f"goal_sampling: expected one of {GOAL_SAMPLINGS}, got {sampling!r}")
-    key = (robot_key, int(num_goals), float(max_tension), int(seed), sampling)
+    key = (robot_key, int(num_goals), float(max_tension), int(seed), sampling, float(activation))
     if key not in _GOAL_BANKS:
         import jax
 
@@ -197,7 +200,7 @@ def cached_goal_bank(robot_key, model, num_goals: int, max_tension: float, seed:
             tips, axes, q, _, _ = workspace_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension)
         else:
             tips, axes, q, _ = equilibrium_goal_bank(model, jax.random.PRNGKey(seed), num_goals, max_tension,
-                                                     iterations=25, ramp=10)
+                                                     iterations=25, ramp=10, activation=activation)
         _GOAL_BANKS[key] = np.concatenate([tips, axes, q], axis=-1)
     return _GOAL_BANKS[key]
 

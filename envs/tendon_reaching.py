@@ -141,11 +141,15 @@ class TendonReaching(FusedOutputs, SoroEnv):
     def default_config(cls) -> Config:
         return default_config()
 
+    #: config fields that define the robot (the key of the shared goal bank)
+    robot_fields: tuple[str, ...] = _ROBOT_FIELDS
+
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
         c = self.config
-        self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension,
-                                          sampling=c.goal_sampling)
+        self.goal_bank = cached_goal_bank(robot_key(c, self.robot_fields), self.model, c.num_goal_candidates,
+                                          c.max_tension, sampling=c.goal_sampling,
+                                          activation=getattr(c, "goal_activation", 0.5))
 
     def build_model(self, config: Config) -> PCS:
         check_positive_fields(config, ("max_tension", "success_radius", "success_angle_deg"))
@@ -221,8 +225,9 @@ class TendonReaching(FusedOutputs, SoroEnv):
         c = self.config
         gains = SecondOrderGains.critically_damped(clf_frequency)
         if kind in ("actuation_space", "static_ik"):
-            nominal = ActuationSpaceDynamics(self.model)  # H_u is empty here (m = n)
-            rest = jax.jit(lambda q: nominal.terms(q, q)["M"])(jnp.zeros(self.model.num_dofs, self.dtype))
+            nominal = ActuationSpaceDynamics(self.model)  # H_u is empty when m = n
+            m = self.model.num_actuators  # gains act on the actuated block of M_phi
+            rest = jax.jit(lambda q: nominal.terms(q, q)["M"][:m, :m])(jnp.zeros(self.model.num_dofs, self.dtype))
             pd = PIDGains.matched(rest, natural_frequency, damping_ratio)
         if kind == "static_ik":
             if ik_iterations < 1:
@@ -261,6 +266,6 @@ class TendonReaching(FusedOutputs, SoroEnv):
         if self.config.goal_orientation:
             scene.setdefault("arrows", []).append(
                 (np.asarray(ps.task["goal"]), 0.03 * np.asarray(ps.task["goal_axis"]), "tab:green"))
-        half = 1.1 * sum(self.config.segment_lengths)
+        half = 1.1 * float(self.model.total_length)
         scene["bounds"] = ((-half / 2, half / 2), (-half / 2, half / 2), (-half, 0.0))
         return scene

@@ -1,5 +1,7 @@
 """Layer 6: task-specific semantics (reward formulas, goal feasibility, goal orientation)."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -176,3 +178,80 @@ def test_workspace_goals_are_reachable_equilibria_and_the_ik_expert_reaches_them
                              policy_input="state")
     assert result["final/success"] >= 7 / 8, result
     assert result["final/goal_distance"] < 0.5 * c.success_radius
+
+
+def test_conical_arm_goals_are_equilibria_and_the_quasi_static_expert_reaches_them():
+    """``ConicalArmReaching-v0``: every goal is the tip of a stored configuration held by
+    tensions in ``[0, max_tension]`` (two tendons for eight coordinates: the least-squares
+    tensions leave no residual), and the quasi-static expert brings the tip within the
+    success radius."""
+    from sorogym.agents.evaluate import evaluate_policy
+
+    env = sorogym.make("ConicalArmReaching-v0", num_goal_candidates=16)
+    model, c = env.model, env.config
+    bank = np.asarray(env.goal_bank)
+    assert bank.shape == (16, 6 + model.num_dofs) and model.num_dofs == 8 and model.num_actuators == 2
+
+    @jax.jit
+    @jax.vmap
+    def check(row):
+        q = row[6:]
+        A, f = model.actuation_matrix(q), model.potential_force(q)
+        u = jnp.linalg.lstsq(A, f)[0]
+        return u, jnp.linalg.norm(A @ u - f) / jnp.linalg.norm(f), model.forward_kinematics(q, model.total_length)[:3, 3]
+
+    u, residual, tips = check(jnp.asarray(bank))
+    np.testing.assert_allclose(np.asarray(tips), bank[:, :3], atol=1e-5)
+    assert np.all(np.asarray(residual) < 1e-3), residual
+    assert np.all(np.asarray(u) > -1e-3 * c.max_tension) and np.all(np.asarray(u) < 1.001 * c.max_tension)
+    spread = np.ptp(bank[:, :2], axis=0)
+    assert np.all(spread > 0.03), spread  # goals cover the sheet, not one point
+    result = evaluate_policy(env, env.expert(), num_episodes=4, seed=3, episode_length=45, policy_input="state")
+    assert result["final/success"] == 1.0 and result["final/goal_distance"] < 0.5 * c.success_radius, result
+    with pytest.raises(ValueError, match="goal_sampling"):
+        sorogym.make("ConicalArmReaching-v0", goal_sampling="workspace")
+    with pytest.raises(ValueError, match="damping"):
+        sorogym.make("ConicalArmReaching-v0", damping=-1.0)
+
+
+def test_soft_pendulum_rewards_observation_and_the_swing_up_expert():
+    """``SoftPendulumSwingUp-v0``: the observation wraps the pivot angle, the reward terms
+    follow their formulas, the torque bound is below the static lifting torque (so the
+    swing must be pumped), and the energy-pumping + LQR expert swings the pendulum up and
+    balances it; its discrete LQR alone holds it from 0.2 rad off upright."""
+    from sorogym.agents.evaluate import evaluate_policy
+    from sorogym.models import soft_pendulum_tip
+
+    env = sorogym.make("SoftPendulumSwingUp-v0")
+    c, model = env.config, env.model
+    assert env.observation_size == 16 and env.action_size == 1
+    reset, step = jax.jit(env.reset), jax.jit(env.step)
+    s0 = reset(jax.random.PRNGKey(0))
+    f32 = functools.partial(jnp.asarray, dtype=jnp.float32)
+    q = f32([jnp.pi + 2 * jnp.pi + 0.1, 0.2, -0.1, 0.05])  # one turn plus 0.1 rad past upright
+    qd = f32([0.3, -0.2, 0.1, 0.0])
+    s = s0.replace(pipeline_state=s0.pipeline_state.replace(q=q, qd=qd))
+    s1 = step(s, f32([0.4]))
+    ps = s1.pipeline_state
+    np.testing.assert_allclose(np.asarray(s1.obs[:2]), [np.cos(ps.q[0]), np.sin(ps.q[0])], atol=1e-6)
+    tip = soft_pendulum_tip(model, ps.q)
+    np.testing.assert_allclose(float(s1.metrics["tip_height"]), float(tip[2]) / c.length, rtol=1e-5)
+    np.testing.assert_allclose(float(s1.metrics["reward/effort"]), -c.reward.scales.effort * 0.4**2, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(ps.u), [0.4 * c.max_torque], rtol=1e-6)
+    # a quasi-static lift within the bound stalls: holding the straight pendulum at 90 degrees
+    # takes m g L / 2, more than twice the bound
+    hold = float(model.gravitational_force(f32([jnp.pi / 2, 0.0, 0.0, 0.0]))[0])
+    assert abs(hold) > 2 * c.max_torque
+    # the LQR alone (the expert near upright) balances from 0.2 rad off
+    act = jax.jit(env.expert().act)
+    s = s0.replace(pipeline_state=s0.pipeline_state.replace(q=f32([jnp.pi + 0.2, 0, 0, 0]), qd=f32([0, 0, 0, 0])))
+    for _ in range(50):
+        s = step(s, act(s))
+    assert float(s.metrics["success"]) == 1.0 and float(s.metrics["tip_height"]) > 0.999
+    # swing-up from hanging: every episode ends balanced upright
+    result = evaluate_policy(env, env.expert(), num_episodes=4, seed=1, policy_input="state")
+    assert result["final/success"] == 1.0, result
+    with pytest.raises(ValueError, match="max_torque"):
+        sorogym.make("SoftPendulumSwingUp-v0", max_torque=0.0)
+    with pytest.raises(ValueError, match="success_height"):
+        sorogym.make("SoftPendulumSwingUp-v0", success_height=1.5)

@@ -16,9 +16,18 @@ T_EPISODE = 4  # one short episode length shared by the batched tests (one compi
 DR = (("young_modulus", 0.5, 1.5), ("damping", 0.5, 2.0), ("density", 0.8, 1.2), ("radius", 0.9, 1.1))
 
 
+# the chain's parameters (articulated robots) have no rod fields
+DR_CHAIN = (("mass", 0.8, 1.2), ("stiffness", 0.5, 1.5), ("damping", 0.5, 2.0))
+
+
+def _randomization(name):
+    fields = sorogym.env.env_class(name).randomizable_fields
+    return tuple(r for r in DR + DR_CHAIN if r[0] in fields)
+
+
 @functools.lru_cache(maxsize=None)
 def _env(name, randomized=False):
-    env = sorogym.make(name, randomization=DR) if randomized else sorogym.make(name)
+    env = sorogym.make(name, randomization=_randomization(name)) if randomized else sorogym.make(name)
     return env, jax.jit(env.reset), jax.jit(env.step)
 
 
@@ -84,7 +93,8 @@ def test_domain_randomized_rollouts_stay_finite(name):
         assert np.all(np.isfinite(np.asarray(s.obs))) and np.all(np.isfinite(np.asarray(s.reward)))
         assert float(jnp.max(s.info["nonfinite"])) == 0.0
     # parameters differ between envs and between episodes of one env
-    E = [np.asarray(s.pipeline_state.params.young_modulus) for s in (states[0], states[-1])]
+    field = _randomization(name)[0][0]
+    E = [np.asarray(getattr(s.pipeline_state.params, field)) for s in (states[0], states[-1])]
     assert not np.allclose(E[0][0], E[0][1]) and not np.allclose(E[0], E[1])
 
 
@@ -94,7 +104,7 @@ def test_truncation_full_reset_and_final_observation(name):
     env, _, step_single = _env(name)
     w, reset, step = _batched(name, T)
     state = reset(jax.random.split(jax.random.PRNGKey(7), 3))
-    first_task = state.pipeline_state.task
+    first_task, first_q = state.pipeline_state.task, np.asarray(state.pipeline_state.q)
     action = jnp.full((3, env.action_size), 0.5, jnp.float32)
     for k in range(T):
         prev = state
@@ -109,7 +119,9 @@ def test_truncation_full_reset_and_final_observation(name):
     # a full reset: fresh task (new targets), state back to the initial one, observations from the new episode
     new_task = state.pipeline_state.task
     changed = jax.tree.map(lambda a, b: not np.allclose(np.asarray(a), np.asarray(b)), first_task, new_task)
-    assert any(jax.tree.leaves(changed)), "the task was not resampled at reset"
+    # a task without a task state (swing-up) draws a fresh random initial state instead
+    changed = any(jax.tree.leaves(changed)) or not np.allclose(first_q, np.asarray(state.pipeline_state.q))
+    assert changed, "neither the task nor the initial state was resampled at reset"
     assert np.all(np.asarray(state.pipeline_state.steps) == 0)
     assert not np.allclose(np.asarray(state.obs), np.asarray(state.info["final_obs"]))
 
@@ -140,9 +152,9 @@ def test_bad_configuration_fails_at_construction(name):
     with pytest.raises(ValueError, match="no_such_key"):
         sorogym.make(name, no_such_key=1.0)
     with pytest.raises(ValueError, match="randomization"):
-        sorogym.make(name, randomization=(("stiffness", 0.5, 1.5),))
+        sorogym.make(name, randomization=(("no_such_field", 0.5, 1.5),))
     with pytest.raises(ValueError, match="randomization"):
-        sorogym.make(name, randomization=(("density", 1.5, 0.5),))
+        sorogym.make(name, randomization=((_randomization(name)[0][0], 1.5, 0.5),))
 
 
 def test_dotted_overrides_reach_nested_config():

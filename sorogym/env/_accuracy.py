@@ -20,12 +20,8 @@ from ._registry import make
 
 
 def _tip_positions(env, ps_batch) -> np.ndarray:
-    model = env.model
-    L = model.total_length
-
     def tip(q, params):
-        m = model if params is None else model.with_params(params)
-        return m.forward_kinematics(q, L)[:-1, -1]
+        return env.tip_position(env._model_for(params), q)
 
     return np.asarray(jax.jit(jax.vmap(tip))(ps_batch.q, ps_batch.params))
 
@@ -97,15 +93,14 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
         def body(y, inputs):
             u, task = inputs
             y = period(y, u, ref0.replace(task=task))
-            return y, model.forward_kinematics(y[:n], model.total_length)[:-1, -1]
+            return y, ref_env.tip_position(model, y[:n])
 
         return jax.lax.scan(body, y0, (us, tasks))[1]
 
-    y0 = jnp.concatenate([ref0.q, ref0.qd])
+    y0 = jnp.concatenate([to64(ps0.q), to64(ps0.qd)])  # the checked run's initial state (it may be random)
     ref_tips = np.asarray(replay(y0, jnp.asarray(traj.u, jnp.float64), tasks))
-    L = model.total_length
     err = float(np.max(np.linalg.norm(tips - ref_tips, axis=-1)))
-    length = float(L)
+    length = env.robot_length
     return {
         "env": env.name, "num_steps": num_steps, "substep_dt": env.substep_dt, "num_substeps": env.config.num_substeps,
         "reference": "tsit5_fixed" if reference_dt else "tsit5_adaptive", "reference_dt": reference_dt,

@@ -32,7 +32,7 @@ from jaxtyping import Array
 from ..models import RodParams, SoftRobot
 from ..sim import linear_trapezoid_step, trapezoid_predictor_corrector_step
 from ._brax import import_brax_envs
-from ._config import check_randomization, replace_config
+from ._config import RANDOMIZABLE_FIELDS, check_randomization, replace_config
 
 _brax_envs = import_brax_envs()
 Env, State = _brax_envs.Env, _brax_envs.State
@@ -84,6 +84,8 @@ class SoroEnv(Env, abc.ABC):
     #: Overrides for the float64 reference copy in accuracy checks (the reference replays
     #: the task state of the checked run, so costly task set-up can be skipped there).
     reference_overrides: ClassVar[dict] = {}
+    #: Parameter fields that ``config.randomization`` may scale (the rod models' by default).
+    randomizable_fields: ClassVar[tuple[str, ...]] = RANDOMIZABLE_FIELDS
     #: Observations are clipped to [-limit, limit] (the Gymnasium Box bounds).
     observation_limit: ClassVar[float] = 1e4
 
@@ -104,15 +106,15 @@ class SoroEnv(Env, abc.ABC):
     def default_config(cls) -> Any:
         """The env's default frozen ``Config``."""
 
-    @staticmethod
-    def _validate_base_config(config) -> None:
+    @classmethod
+    def _validate_base_config(cls, config) -> None:
         for name in ("control_dt", "episode_length_s", "divergence_bound"):
             value = getattr(config, name)
             if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
                 raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
         if not (isinstance(config.num_substeps, int) and config.num_substeps >= 1):
             raise ValueError(f"num_substeps: must be an integer >= 1, got {config.num_substeps!r}")
-        check_randomization(config.randomization)
+        check_randomization(config.randomization, cls.randomizable_fields)
         integrator = getattr(config, "integrator", "trapezoid")
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator: unknown {integrator!r}; use one of {tuple(INTEGRATORS)}")
@@ -274,6 +276,18 @@ class SoroEnv(Env, abc.ABC):
     def episode_model(self, ps: PhysicsState) -> SoftRobot:
         """The robot model of the episode in ``ps`` (its randomised parameters, if any)."""
         return self._model_for(ps.params)
+
+    # -- measures -------------------------------------------------------------------------
+
+    def tip_position(self, model: SoftRobot, q: Array) -> Array:
+        """World position ``(3,)`` (``(2,)`` planar) [m] of the robot's tip: the point the
+        accuracy checks compare (the end of the backbone; chains override it)."""
+        return model.forward_kinematics(q, model.total_length)[:-1, -1]
+
+    @property
+    def robot_length(self) -> float:
+        """The robot's length [m], the scale of the accuracy checks."""
+        return float(self.model.total_length)
 
     # -- experts --------------------------------------------------------------------------
 

@@ -72,15 +72,16 @@ def flatten_config(config: Any, prefix: str = "") -> dict[str, Any]:
 RANDOMIZABLE_FIELDS = ("length", "radius", "density", "young_modulus", "shear_modulus", "damping")
 
 
-def check_randomization(ranges: tuple) -> None:
+def check_randomization(ranges: tuple, fields: tuple[str, ...] = RANDOMIZABLE_FIELDS) -> None:
     """Validate domain-randomisation ranges ``((field, low, high), ...)`` (multiplicative
-    factors applied per segment to :class:`~sorogym.models.RodParams` fields)."""
+    factors applied per segment or joint to the model's parameter ``fields``: by default the
+    :class:`~sorogym.models.RodParams` fields of :data:`RANDOMIZABLE_FIELDS`)."""
     for entry in ranges:
         if len(entry) != 3:
             raise ValueError(f"randomization: entries are (field, low, high), got {entry!r}")
         name, lo, hi = entry
-        if name not in RANDOMIZABLE_FIELDS:
-            raise ValueError(f"randomization: unknown field {name!r}; use one of {RANDOMIZABLE_FIELDS}")
+        if name not in fields:
+            raise ValueError(f"randomization: unknown field {name!r}; use one of {fields}")
         if not (0.0 < float(lo) <= float(hi)):
             raise ValueError(f"randomization: {name} factors must satisfy 0 < low <= high, got ({lo}, {hi})")
 

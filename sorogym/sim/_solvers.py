@@ -4,7 +4,7 @@
   ``qd+ = qd + h qdd(q, qd)``, ``q+ = q + h qd+``. Evaluates the full dynamics, so it
   works for any model with velocity-dependent forces.
 * :class:`LinearTrapezoid`: the environments' fast integrator. It exploits that PCS
-  elastic and damping forces are linear with constant matrices (``K(q) = S q``, ``D qd``):
+  elastic and damping forces are affine with constant matrices (``K(q) = S q + K(0)``, ``D qd``):
   those stiff terms are integrated by the trapezoidal rule (A-stable, second order on this
   linear part, no numerical damping), the remaining forces ``F = A u + tau_ext - C qd - G``
   explicitly, and ``M`` is frozen over the step, so the scheme is first order overall with a
@@ -45,7 +45,8 @@ def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, 
     """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``."""
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
-    rhs = F - S @ (q + (0.5 * h) * v) - D @ v
+    # K is affine with Jacobian S (K = S q for the rods, S (q - rest) for the chain)
+    rhs = F - model.elastic_force(q + (0.5 * h) * v) - D @ v
     dv = h * jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(W), rhs)
     return jnp.concatenate([q + h * v + (0.5 * h) * dv, v + dv])
 

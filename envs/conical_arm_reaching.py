@@ -1,0 +1,98 @@
+"""``ConicalArmReaching-v0``: the conical tendon-driven GVS arm reaches static goals.
+
+Robot: the conical arm of the paper's identification study
+(:func:`sorogym.models.conical_tendon_arm`): length 360 mm, radius tapering linearly from
+15.4 mm at the base to 4.8 mm at the tip, E = 0.315 MPa, nu = 0.45, rho = 1320 kg/m^3
+(the identified material), hanging from the origin under gravity (backbone along world
+-z). Two GVS links split at 305 mm: the first with linear bending, constant torsion and
+constant elongation (6 coordinates), the second with constant bending (2), so ``q`` has 8
+entries. Kelvin-Voigt damping with viscosity ``damping`` [Pa s]. Two straight tendons
+``tendon_offset`` = 5 mm from the axis at 30 and 150 degrees end 305 mm from the base.
+
+With two tendons the reachable tip positions form a two-dimensional sheet in space. Every
+goal is reachable by construction: each reset draws one from a bank of tip positions at
+static equilibria under tensions uniform in ``[0, max_tension]^2`` (computed once per robot
+at construction), together with that equilibrium's configuration.
+
+* **Action** ``(2,)`` in [-1, 1]: absolute tendon tensions ``max_tension (a + 1) / 2`` [N].
+* **Observation** ``(30,)`` float32: ``q`` (8), ``qd`` (8), tip position (3) and velocity
+  (3) [m, m/s], goal (3), tip-to-goal vector (3), tensions (2) [N]; world frame.
+* **Reward** terms (as ``TendonReaching-v0``): ``distance = -|tip - goal|`` [m],
+  ``success = [distance < success_radius]``, ``effort = -mean((u / max_tension)^2)``;
+  scales 5, 1, 0.05.
+* **Termination**: none (time limit 5 s = 75 steps, applied by the wrappers), except a
+  diverging simulation. ``metrics["success"]``, ``metrics["goal_distance"]`` [m].
+* **Experts** (``env.expert(kind)``): ``"actuation_space"`` (default: potential-shaping
+  regulation in the tendon coordinates to the goal's equilibrium; with ``m = 2 < n = 8``
+  the six unactuated actuation-space coordinates are left to the arm's own stiffness),
+  ``"quasi_static"`` and ``"hoclf"``; see
+  :meth:`sorogym.envs.tendon_reaching.TendonReaching.build_expert`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sorogym.env import register
+from sorogym.models import GVS, conical_tendon_arm
+
+from ._common import check_positive_fields
+from .tendon_reaching import RewardConfig, TendonReaching
+
+_ROBOT_FIELDS = ("young_modulus", "poisson_ratio", "density", "damping", "tendon_offset")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    # Robot
+    young_modulus: float = 0.315e6  # Pa
+    poisson_ratio: float = 0.45
+    density: float = 1320.0  # kg/m^3
+    damping: float = 5e3  # Kelvin-Voigt viscosity [Pa s]
+    tendon_offset: float = 0.005  # m
+    max_tension: float = 3.0  # N per tendon
+    # Task
+    num_goal_candidates: int = 512
+    goal_sampling: str = "equilibrium"
+    goal_activation: float = 1.0  # both tendons pull in every goal sample
+    success_radius: float = 0.01
+    goal_orientation: bool = False
+    success_angle_deg: float = 10.0
+    # Timing and integration
+    control_dt: float = 1.0 / 15.0
+    num_substeps: int = 8  # 8.3 ms steps: 0.4-0.5 % of L against Tsit5 (5 steps reach 0.9 %)
+    integrator: str = "trapezoid_pc"
+    episode_length_s: float = 5.0
+    divergence_bound: float = 1e3
+    reward: RewardConfig = RewardConfig()
+    randomization: tuple = ()
+    dtype: str = "float32"
+
+
+def default_config() -> Config:
+    return Config()
+
+
+@register
+class ConicalArmReaching(TendonReaching):
+    __doc__ = __doc__
+    name = "ConicalArmReaching-v0"
+    robot_fields = _ROBOT_FIELDS
+    expert_kinds = ("quasi_static", "actuation_space")
+
+    @classmethod
+    def default_config(cls) -> Config:
+        return default_config()
+
+    def build_model(self, config: Config) -> GVS:
+        check_positive_fields(config, ("young_modulus", "density", "tendon_offset", "max_tension", "success_radius",
+                                       "success_angle_deg"))
+        if config.damping < 0:
+            raise ValueError(f"damping: must be >= 0, got {config.damping!r}")
+        if config.goal_sampling != "equilibrium":
+            raise ValueError(f"goal_sampling: {self.name} supports only 'equilibrium' (two tendons reach a "
+                             f"two-dimensional sheet, which uniform workspace sampling would miss), got {config.goal_sampling!r}")
+        if not 0.0 < config.goal_activation <= 1.0:
+            raise ValueError(f"goal_activation: must lie in (0, 1], got {config.goal_activation!r}")
+        return conical_tendon_arm(config.young_modulus, config.poisson_ratio, config.density, config.damping,
+                                  config.tendon_offset, "hanging", dtype=self.dtype)
