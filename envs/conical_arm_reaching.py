@@ -22,11 +22,12 @@ at construction), together with that equilibrium's configuration.
   scales 5, 1, 0.05.
 * **Termination**: none (time limit 5 s = 75 steps, applied by the wrappers), except a
   diverging simulation. ``metrics["success"]``, ``metrics["goal_distance"]`` [m].
-* **Experts** (``env.expert(kind)``): ``"actuation_space"`` (default: potential-shaping
-  regulation in the tendon coordinates to the goal's equilibrium; with ``m = 2 < n = 8``
-  the six unactuated actuation-space coordinates are left to the arm's own stiffness),
-  ``"quasi_static"`` and ``"hoclf"``; see
-  :meth:`sorogym.envs.tendon_reaching.TendonReaching.build_expert`.
+* **Expert** (``env.expert()``): ``"quasi_static"``: each control period one bounded
+  least-squares step on the static tip sensitivity moves the equilibrium towards the goal
+  (:meth:`sorogym.envs.tendon_reaching.TendonReaching.build_expert`). TendonReaching's
+  actuation-space regulator is not offered here: with two tendons for eight coordinates
+  and the tensions held for a whole control period (15 Hz), its PD loop on the tendon
+  coordinates chatters between the tension bounds instead of settling.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class ConicalArmReaching(TendonReaching):
     __doc__ = __doc__
     name = "ConicalArmReaching-v0"
     robot_fields = _ROBOT_FIELDS
-    expert_kinds = ("quasi_static", "actuation_space")
+    expert_kinds = ("quasi_static",)
 
     @classmethod
     def default_config(cls) -> Config:
