@@ -29,11 +29,12 @@ from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.agents.evaluate import evaluate_policy  # noqa: E402
 
 ERROR_METRIC = {"TendonTracking-v0": "tracking_error", "StrainTracking-v0": "tracking_error",
-                "PoseTracking-v0": "position_error"}
+                "PoseTracking-v0": "position_error", "SoftPendulumSwingUp-v0": "tip_height"}
 # further error metrics recorded in the JSON (mean over steps and at the end)
 EXTRA_METRICS = {"PoseTracking-v0": ("orientation_error",)}
 # error display: (factor, unit); distances in mm, StrainTracking's error is normalised by the strain scales
-ERROR_UNITS = {"StrainTracking-v0": (1.0, "")}
+# (SoftPendulumSwingUp's column is the tip height over the length, 1 = upright)
+ERROR_UNITS = {"StrainTracking-v0": (1.0, ""), "SoftPendulumSwingUp-v0": (1.0, "")}
 
 
 def _error(r, key):
