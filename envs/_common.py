@@ -104,6 +104,48 @@ def check_positive_fields(config, names) -> None:
             raise ValueError(f"{name}: must be positive and finite, got {value!r}")
 
 
+#: Equilibria are solved in batches of this many tension vectors (the last one padded), so
+#: every bank size, and every robot with the same structure, reuses one compiled solve.
+_EQUILIBRIUM_BATCH = 64
+
+
+def _equilibrium_batch(model, tensions, iterations: int, ramp: int):
+    """``(q, tip, tip axis, relative residual)`` of the continuation equilibrium under each
+    row of ``tensions`` ``(b, m)``."""
+    import jax
+
+    n, dtype = model.num_dofs, tensions.dtype
+
+    def solve(u):
+        q = equilibrium_from_rest(model, u, iterations, ramp)
+        zero = jnp.zeros(n, dtype)
+        scale = jnp.linalg.norm(model.actuation_force(zero, u)) + jnp.linalg.norm(model.gravitational_force(zero)) + 1e-6
+        pose = model.forward_kinematics(q, model.total_length)
+        residual = model.actuation_force(q, u) - model.potential_force(q)
+        return q, pose[:3, 3], pose[:3, 0], jnp.linalg.norm(residual) / scale
+
+    return jax.vmap(solve)(tensions)
+
+
+_equilibrium_batch_jit = None
+
+
+def _solve_equilibria(model, tensions, iterations: int, ramp: int):
+    """:func:`_equilibrium_batch` over ``tensions`` ``(g, m)`` in fixed-size batches through
+    one jitted function taking the model as an argument: compiled once per model structure
+    and batch shape, not once per bank."""
+    global _equilibrium_batch_jit
+    import equinox as eqx
+    import jax
+
+    if _equilibrium_batch_jit is None:
+        _equilibrium_batch_jit = eqx.filter_jit(_equilibrium_batch)
+    g, b = tensions.shape[0], _EQUILIBRIUM_BATCH
+    padded = jnp.concatenate([tensions, jnp.zeros((-g % b, tensions.shape[1]), tensions.dtype)])
+    parts = [_equilibrium_batch_jit(model, padded[i:i + b], iterations, ramp) for i in range(0, padded.shape[0], b)]
+    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs)[:g], *parts)
+
+
 def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterations: int = 40,
                           ramp: int = 20, tol: float = 1e-6, activation: float = 0.5):
     """Feasible goals: tip poses of static equilibria under random admissible tensions. Each
@@ -120,22 +162,13 @@ def equilibrium_goal_bank(model, key, num_goals: int, max_tension: float, iterat
     """
     import jax
 
-    m, n = model.num_actuators, model.num_dofs
+    m = model.num_actuators
     k1, k2 = jax.random.split(key)
     dtype = model.params.length.dtype
     active = jax.random.bernoulli(k1, activation, (num_goals, m))
     tensions = active * jax.random.uniform(k2, (num_goals, m), dtype, 0.0, max_tension)
 
-    def residual(q, u):
-        return model.actuation_force(q, u) - model.potential_force(q)
-
-    def solve(u):
-        q = equilibrium_from_rest(model, u, iterations, ramp)
-        scale = jnp.linalg.norm(model.actuation_force(jnp.zeros(n, dtype), u)) + jnp.linalg.norm(model.gravitational_force(jnp.zeros(n, dtype))) + 1e-6
-        pose = model.forward_kinematics(q, model.total_length)
-        return q, pose[:3, 3], pose[:3, 0], jnp.linalg.norm(residual(q, u)) / scale
-
-    q, tips, axes, rel = jax.jit(jax.vmap(solve))(tensions)
+    q, tips, axes, rel = _solve_equilibria(model, tensions, iterations, ramp)
     ok = np.asarray((rel < tol) & jnp.all(jnp.isfinite(tips), axis=-1))
     if not ok.any():
         raise RuntimeError("equilibrium_goal_bank: no equilibrium converged")
