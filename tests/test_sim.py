@@ -59,13 +59,17 @@ def test_fixed_step_integrators_converge_to_tsit5():
     n = m.num_dofs
     y0 = jnp.zeros(2 * n)
     u = jnp.array([2.0, 0.0, 1.0])
-    run = jax.jit(lambda m_, solver, dt: sg.sim.rollout_to(m_, y0, 0.3, u, solver=solver, solver_dt=dt, save_dt=0.3).ys[-1],
-                  static_argnums=(2,))
-    ref = run(m, diffrax.Tsit5(), 1e-5)
+    # dt is traced and the step budget static, so both step sizes of a solver share one
+    # compilation (the loop runs the steps dt needs, ceil(0.3 / dt))
+    run = jax.jit(lambda m_, solver, dt, max_steps: sg.sim.rollout_to(m_, y0, 0.3, u, solver=solver, solver_dt=dt, save_dt=0.3,
+                                                                     max_steps=max_steps).ys[-1],
+                  static_argnums=(3,))
+    ref = run(m, diffrax.Tsit5(), 1e-5, int(np.ceil(0.3 / 1e-5)) + 2)
     # Both are first order overall (the trapezoidal rule is second order on the linear
     # stiff part only; M and the remaining forces are frozen at the start of each step).
     for solver_cls, dts, order in [(sg.sim.LinearTrapezoid, (1e-3, 5e-4), 1), (sg.sim.SemiImplicitEuler, (4e-5, 2e-5), 1)]:
-        errs = [float(np.abs(np.asarray(run(m, solver_cls(m), dt) - ref))[:n].max()) for dt in dts]
+        max_steps = int(np.ceil(0.3 / min(dts))) + 2
+        errs = [float(np.abs(np.asarray(run(m, solver_cls(m), dt, max_steps) - ref))[:n].max()) for dt in dts]
         assert errs[1] < errs[0]
         assert np.log2(errs[0] / errs[1]) > order - 0.4, (solver_cls.__name__, errs)
 
