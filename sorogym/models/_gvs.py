@@ -97,6 +97,12 @@ class GVSParams(eqx.Module):
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
 
+# From this many links up, GVS.dynamical_terms skips the (6, n, P) Jacobians (measured on
+# XLA:CPU, zero-order bases, 5 Gauss points: 1.2x at 4 links, 1.4x at 8; 1 and 2 links on par
+# in a loop but ~10 % slower per single call).
+COMPACT_DYNAMICS_MIN_LINKS = 3
+
+
 class GVS(QuadratureRod):
     """Spatial Geometric Variable Strain rod (see module docstring).
 
@@ -269,10 +275,8 @@ class GVS(QuadratureRod):
     def _cells_per_link(self) -> int:
         return int(self._nodes.shape[1]) - 1
 
-    def _node_frames(self, q, qd, with_velocity):
-        """``(R, p, cols)`` at every node along the trailing axis: index ``i C + k`` is node
-        ``k`` of link ``i`` (``C`` cells per link; node 0 of link ``i`` is the tip of link
-        ``i - 1``, the base for ``i = 0``)."""
+    def _cells_and_root(self, q, qd, with_velocity):
+        """Magnus terms of every cell (link coordinates) and the root frame."""
         ops, p = self.ops, self.params
         index = self._cell_coordinates()
         q_cells = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])[index]  # (k_max, C)
@@ -281,9 +285,77 @@ class GVS(QuadratureRod):
         dxi = jnp.einsum("kdjc,jc->kdc", self._B_cells, qd_cells)
         cells = gvs_kernel.cell_terms(ops, xi[0], xi[1], dxi[0], dxi[1], self._B_cells[0], self._B_cells[1],
                                       self._cell_width, with_velocity)
-        root = kernel.root_frame(ops, p.base_rotation, p.base_position, self.num_dofs)
+        return cells, kernel.root_frame(ops, p.base_rotation, p.base_position, self.num_dofs)
+
+    def _node_frames(self, q, qd, with_velocity):
+        """``(R, p, cols)`` at every node along the trailing axis: index ``i C + k`` is node
+        ``k`` of link ``i`` (``C`` cells per link; node 0 of link ``i`` is the tip of link
+        ``i - 1``, the base for ``i = 0``)."""
+        cells, root = self._cells_and_root(q, qd, with_velocity)
         expand = functools.partial(self._expand_columns, C=self._cells_per_link)
-        return gvs_kernel.node_frames(ops, root, cells, with_velocity, expand)
+        return gvs_kernel.node_frames(self.ops, root, cells, with_velocity, expand)
+
+    def _compact_index(self) -> np.ndarray:
+        """``(n,)``: position of every coordinate in a ``(k_max, N)`` link-coordinate array
+        (flattened)."""
+        N = self.num_segments
+        return np.concatenate([np.arange(b.num_dofs) * N + i for i, b in enumerate(self.bases)])
+
+    def dynamical_terms(self, q, qd) -> tuple[Array, Array, Array]:
+        """``(M, C qd, G)`` without forming the ``(6, n, P)`` Jacobians.
+
+        A Gauss point of link ``b`` sees the columns of its own link through ``J_own`` and
+        those of every earlier link ``a`` as the constant world-frame sum ``S_a``
+        (:func:`~sorogym.models._gvs_kernel.compact_cell_frames`). With the world-frame
+        inertias ``W = Ad^-T M_s Ad^-1`` and wrenches ``F = Ad^-T f`` of the points, and
+        ``W_>a``, ``F_>a`` their sums over the links after ``a``:
+        ``M_aa = sum_(p in a) J_own^T M_s J_own + S_a^T W_>a S_a``,
+        ``M_ab = S_a^T (sum_(p in b) Ad^-T M_s J_own + W_>b S_b)`` for ``a < b``, and the
+        generalized force of link ``a`` is ``sum_(p in a) J_own^T f + S_a^T F_>a``. Same
+        sums as :meth:`inertia_matrix`, :meth:`coriolis_force` and
+        :meth:`gravitational_force`, in another order (equal to rounding). Used from
+        ``COMPACT_DYNAMICS_MIN_LINKS`` links up; below, the dense pass over the Jacobians
+        compiles to fewer kernels and is as fast or faster on CPU."""
+        if self.num_segments < COMPACT_DYNAMICS_MIN_LINKS:
+            return super().dynamical_terms(q, qd)
+        ops, N, Q, Cl = self.ops, self.num_segments, self._quad_x.shape[1], self._cells_per_link
+        cells, root = self._cells_and_root(q, qd, True)
+        R, p, J_own, eta, a, S_link = gvs_kernel.compact_cell_frames(ops, root, cells, N)
+        at = (np.arange(N)[:, None] * Cl + np.arange(Q)[None, :]).reshape(-1)  # cells ending at Gauss points
+        R, p, J_own, eta, a = R[..., at], p[:, at], J_own[..., at], eta[:, at], a[:, at]
+        m = self._quad_mass  # (6, P)
+        k = J_own.shape[1]
+        # body wrenches of the points: inertial (C qd) and weight (G)
+        f = jnp.stack([m * a - ops.coad_apply(eta, m * eta), -ops.force_wrench(R, self._quad_weight_force)], axis=1)
+        mJ = m[:, None, :] * J_own
+        Ad_inv = ops.adjoint_inverse_apply(R, p, jnp.broadcast_to(jnp.eye(6, dtype=q.dtype)[:, :, None], (6, 6, R.shape[-1])))
+        world = gvs_kernel.coadjoint_to_world(R, p, jnp.concatenate([f, mJ, m[:, None, :] * Ad_inv], axis=1))
+        F, WJ, W = world[:, :2], world[:, 2 : 2 + k], world[:, 2 + k :]  # W[:, j] = W e_j (symmetric)
+
+        def per_link(x):  # (.., P) -> sums over each link's points (.., N)
+            return jnp.sum(x.reshape(x.shape[:-1] + (N, Q)), axis=-1)
+
+        def after(x):  # (.., N) -> sums over the links after each (.., N)
+            return jnp.flip(jnp.cumsum(jnp.flip(x, -1), axis=-1), -1) - x
+
+        W_after, F_after = after(per_link(W)), after(per_link(F))
+        Jq, fq = J_own.reshape(6, k, N, Q), f.reshape(6, 2, N, Q)
+        # small contractions as products and sums (fused loops; XLA:CPU dots cost a call each)
+        WS = jnp.sum(W_after[:, :, None] * S_link[None], axis=1)  # (6, k, N) = W_>a S_a
+        M_own = jnp.sum(Jq[:, :, None] * mJ.reshape(6, k, N, Q)[:, None], axis=(0, 4)) \
+            + jnp.sum(S_link[:, :, None] * WS[:, None], axis=0)  # (k, k, N)
+        h_own = jnp.sum(Jq[:, None] * fq[:, :, None], axis=(0, 4)) \
+            + jnp.sum(S_link[:, None] * F_after[:, :, None], axis=0)  # (2, k, N)
+        G = per_link(WJ) + WS  # (6, k, N)
+        idx = self._compact_index()
+        owner = np.repeat(np.arange(N), [b.num_dofs for b in self.bases])
+        kk = idx // N
+        S_g, G_g = S_link.reshape(6, -1)[:, idx], G.reshape(6, -1)[:, idx]  # (6, n)
+        U = jnp.where(owner[:, None] < owner[None, :], jnp.sum(S_g[:, :, None] * G_g[:, None], axis=0), 0.0)
+        same = owner[:, None] == owner[None, :]
+        diag = jnp.where(same, M_own[kk[:, None], kk[None, :], owner[:, None]], 0.0)
+        h = h_own[:, kk, owner]
+        return U + U.T + diag, h[0], h[1]
 
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from ._pcs_kernel import Local
+from ._rod_ops import _cross, _matvec
 
 _SQRT3_12 = 3.0**0.5 / 12.0
 
@@ -51,6 +52,18 @@ def cell_terms(ops, xi1, xi2, dxi1, dxi2, B1, B2, h, with_velocity: bool) -> Loc
     return Local(R, p, cols)
 
 
+def cell_end_poses(root, cells: Local) -> tuple[Array, Array]:
+    """World poses ``(3, 3, C)``, ``(3, C)`` at the end of every cell (a log-depth
+    ``associative_scan`` of the cell transforms from the root)."""
+    R0, p0 = root[0][..., 0], root[1][:, 0]
+
+    def compose(a, b):  # leading batch axis: pose a followed by pose b
+        return (jnp.einsum("...ij,...jk->...ik", a[0], b[0]), a[1] + jnp.einsum("...ij,...j->...i", a[0], b[1]))
+
+    Rc, pc = jax.lax.associative_scan(compose, (jnp.moveaxis(cells.R, -1, 0), jnp.moveaxis(cells.p, -1, 0)))
+    return jnp.einsum("ij,cjk->ikc", R0, Rc), p0[:, None] + jnp.einsum("ij,cj->ic", R0, pc)
+
+
 def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x):
     """Node quantities ``(R, p, [J, eta, Jdot qd])`` (body frame) along the trailing axis
     ``(.., 1 + C)``: the root, then the end of every cell of ``cells`` (trailing axis ``C``,
@@ -66,14 +79,7 @@ def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x
     cell's Jacobian terms in its link's own coordinates; ``expand`` maps those
     ``(d, k, C)`` columns to the global ``(d, n, C)`` before they are summed.
     """
-    R0, p0 = root[0][..., 0], root[1][:, 0]
-
-    def compose(a, b):  # leading batch axis: pose a followed by pose b
-        return (jnp.einsum("...ij,...jk->...ik", a[0], b[0]), a[1] + jnp.einsum("...ij,...j->...i", a[0], b[1]))
-
-    Rc, pc = jax.lax.associative_scan(compose, (jnp.moveaxis(cells.R, -1, 0), jnp.moveaxis(cells.p, -1, 0)))
-    R = jnp.einsum("ij,cjk->ikc", R0, Rc)
-    p = p0[:, None] + jnp.einsum("ij,cj->ic", R0, pc)
+    R, p = cell_end_poses(root, cells)
     k = cells.cols.shape[1] - 2
     J_world = jnp.cumsum(expand(ops.adjoint_apply(R, p, cells.cols[:, :k])), axis=-1)
     if with_velocity:
@@ -87,3 +93,33 @@ def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x
         cols = jnp.concatenate([J, jnp.zeros((J.shape[0], 2, J.shape[2]), J.dtype)], axis=1)
     return (jnp.concatenate([root[0], R], axis=-1), jnp.concatenate([root[1], p], axis=-1),
             jnp.concatenate([root[2], cols], axis=-1))
+
+
+def compact_cell_frames(ops, root, cells: Local, num_links: int):
+    """Kinematics at the end of every cell without global Jacobians (see
+    :func:`node_frames` for the world-frame sums): poses ``R`` ``(3, 3, C)``, ``p``
+    ``(3, C)``; ``J_own`` ``(6, k, C)``, the body-frame Jacobian columns of the cell's own
+    link (link coordinates); the body twist ``eta`` and ``dJ/dt qd`` ``(6, C)``; and
+    ``S_link`` ``(6, k, N)``, every link's total world-frame column sum, which is the
+    world-frame Jacobian ``Ad_g J`` of that link's columns at every point beyond the link.
+    Cells are link-major, ``C = num_links Cl``."""
+    N = num_links
+    R, p = cell_end_poses(root, cells)
+    k = cells.cols.shape[1] - 2
+    S_world = ops.adjoint_apply(R, p, cells.cols[:, :k])
+    C = S_world.shape[-1]
+    own = jnp.cumsum(S_world.reshape(6, k, N, C // N), axis=-1)
+    J_own = ops.adjoint_inverse_apply(R, p, own.reshape(S_world.shape))
+    TdO, extra = cells.cols[:, k : k + 1], cells.cols[:, k + 1 :]
+    eta_world = jnp.cumsum(ops.adjoint_apply(R, p, TdO), axis=-1)
+    eta = ops.adjoint_inverse_apply(R, p, eta_world)
+    a_world = jnp.cumsum(ops.adjoint_apply(R, p, ops.bracket(eta, TdO) + extra), axis=-1)
+    a = ops.adjoint_inverse_apply(R, p, a_world)
+    return R, p, J_own, eta[:, 0], a[:, 0], own[..., -1]
+
+
+def coadjoint_to_world(R: Array, p: Array, f: Array) -> Array:
+    """``Ad_(R,p)^-T f``: body-frame wrenches ``f = [m, f]`` ``(6, K, P)`` in the world frame,
+    ``[R m + p x R f, R f]`` (the dual of :meth:`SpatialOps.adjoint_inverse_apply`)."""
+    Rf = _matvec(R, f[3:])
+    return jnp.concatenate([_matvec(R, f[:3]) + _cross(p[:, None, :], Rf), Rf])
