@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
@@ -127,19 +128,16 @@ def _equilibrium_batch(model, tensions, iterations: int, ramp: int):
     return jax.vmap(solve)(tensions)
 
 
-_equilibrium_batch_jit = None
+#: compiled once per model structure and batch shape (the model is a traced argument)
+_equilibrium_batch_jit = eqx.filter_jit(_equilibrium_batch)
 
 
 def _solve_equilibria(model, tensions, iterations: int, ramp: int):
     """:func:`_equilibrium_batch` over ``tensions`` ``(g, m)`` in fixed-size batches through
     one jitted function taking the model as an argument: compiled once per model structure
     and batch shape, not once per bank."""
-    global _equilibrium_batch_jit
-    import equinox as eqx
     import jax
 
-    if _equilibrium_batch_jit is None:
-        _equilibrium_batch_jit = eqx.filter_jit(_equilibrium_batch)
     g, b = tensions.shape[0], _EQUILIBRIUM_BATCH
     padded = jnp.concatenate([tensions, jnp.zeros((-g % b, tensions.shape[1]), tensions.dtype)])
     parts = [_equilibrium_batch_jit(model, padded[i:i + b], iterations, ramp) for i in range(0, padded.shape[0], b)]
