@@ -23,6 +23,23 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(TESTS_DIR)
 
 
+def _child_environment() -> dict:
+    """The parent's environment plus the persistent JAX compilation cache of
+    ``tests/conftest.py`` (set there through ``jax.config``, which a child interpreter does
+    not see): children, and the worker processes they spawn, reuse compiled code across
+    runs like the pytest workers do. Numerics are the child's own (no x64)."""
+    import jax
+
+    env = dict(os.environ)
+    cache = jax.config.jax_compilation_cache_dir
+    if cache:
+        env.setdefault("JAX_COMPILATION_CACHE_DIR", cache)
+        env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(jax.config.jax_persistent_cache_min_compile_time_secs))
+        env.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", str(jax.config.jax_persistent_cache_min_entry_size_bytes))
+        env.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(jax.config.jax_compilation_cache_max_size))
+    return env
+
+
 def run_isolated(body, *args, timeout: float = 900.0) -> None:
     """Call ``body(*args)`` in a child interpreter; fail the calling test with the child's
     output if it raises, crashes or times out."""
@@ -34,7 +51,7 @@ def run_isolated(body, *args, timeout: float = 900.0) -> None:
     try:
         proc = subprocess.run(
             [sys.executable, "-X", "faulthandler", "-c", code],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, env=_child_environment(),
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{body.__name__} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
