@@ -40,6 +40,8 @@ import numpy as np
 from sorogym.env import Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import ArticulatedSoftRobot, soft_pendulum, soft_pendulum_tip
 
+from ._common import check_positive_fields
+
 _GRAVITY = 9.81
 
 
@@ -101,10 +103,7 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
         return default_config()
 
     def build_model(self, config: Config) -> ArticulatedSoftRobot:
-        for name in ("max_torque", "success_height", "success_speed"):
-            value = getattr(config, name)
-            if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name}: must be positive and finite, got {value!r}")
+        check_positive_fields(config, ("max_torque", "success_height", "success_speed"))
         if not (np.isfinite(config.initial_noise) and config.initial_noise >= 0):
             raise ValueError(f"initial_noise: must be >= 0 and finite, got {config.initial_noise!r}")
         if config.success_height > 1.0:
