@@ -155,3 +155,32 @@ def test_batch_minor_ops_match_lie_module():
             np.testing.assert_allclose(R2[..., k], g2[:2, :2], atol=1e-14)
             np.testing.assert_allclose(T2[..., k], se2.tangent_map(X2[:, k]) @ x2[..., k], atol=1e-13)
             np.testing.assert_allclose(A2[..., k], se2.adjoint_inverse(g2) @ x2[..., k], atol=1e-13)
+
+
+def test_coefficient_tables_match_scalar_functions_and_their_derivatives():
+    """Both layouts of the batched coefficient table (stacked recurrences and the fused
+    polynomial form) give a, b, c and their first two rho-derivatives: values against the
+    scalar functions, derivatives against AD through them, across the branch switch."""
+    from sorogym.lie._coefficients import (
+        TABLE_RHO_SWITCH,
+        coefficient_table,
+        coefficient_table_fused,
+        cosc_b,
+        sinc_a,
+        sinc_c,
+    )
+
+    rng = np.random.default_rng(11)
+    rho = np.concatenate([
+        [0.0, 1e-12, TABLE_RHO_SWITCH * (1 - 1e-9), TABLE_RHO_SWITCH, TABLE_RHO_SWITCH * (1 + 1e-9)],
+        rng.uniform(0.0, 4.0, 60), rng.uniform(4.0, 400.0, 20),
+    ])
+    scalar = lambda r: jnp.stack([sinc_a(r), cosc_b(r), sinc_c(r)])  # noqa: E731
+    d1 = jax.vmap(jax.jacfwd(scalar))(jnp.asarray(rho)).T
+    d2 = jax.vmap(jax.jacfwd(jax.jacfwd(scalar)))(jnp.asarray(rho)).T
+    expected = np.concatenate([np.asarray(scalar(jnp.asarray(rho))), np.asarray(d1), np.asarray(d2)])
+    stacked, fused = np.asarray(coefficient_table(rho)), np.asarray(coefficient_table_fused(rho))
+    assert stacked.shape == fused.shape == (9, rho.size)
+    np.testing.assert_allclose(stacked, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fused, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fused, stacked, rtol=0, atol=1e-15)

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from ..lie._coefficients import coefficient_table
+from ..lie._coefficients import coefficient_table, coefficient_table_fused
 
 
 def _cross(a: Array, b: Array) -> Array:
@@ -51,16 +51,16 @@ def _dot3(a: Array, b: Array) -> Array:
 
 
 @jax.custom_jvp
-def _planar_coefficients(rho: Array) -> Array:
-    """Rows ``[a, b, c]`` of :func:`coefficient_table` with a table-based JVP."""
-    return coefficient_table(rho)[:3]
+def _planar_coefficients(rho: Array) -> tuple[Array, Array, Array]:
+    """``(a, b, c)`` of :func:`coefficient_table_fused` with a table-based JVP."""
+    return tuple(coefficient_table_fused(rho)[:3])
 
 
 @_planar_coefficients.defjvp
 def _planar_coefficients_jvp(primals, tangents):
     (rho,), (drho,) = primals, tangents
-    table = coefficient_table(rho)
-    return table[:3], table[3:6] * drho
+    table = coefficient_table_fused(rho)
+    return tuple(table[:3]), tuple(table[3:6] * drho)
 
 
 @jax.custom_jvp
