@@ -11,7 +11,9 @@ Sections (all measured in one process so the ratios are side by side):
     .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs gvs articulated rollouts fast]
 
 Writes results/bench/models_cpu[_quick].json (and, in full mode, models_cpu.md and the
-rollout section as results/comparison/table_iv.md).
+rollout section as results/comparison/table_iv.md). ``--quick`` (under two minutes on a
+2-core CPU) runs the PCS sections only, with 1 and 4 segments, 0.3 s horizons, the two beam
+cases and no converged-PCS reference runs.
 """
 
 import argparse
@@ -296,10 +298,10 @@ def elastica_rollout(case, t1, dt=ELASTICA_DT, n_elements=ELASTICA_ELEMENTS):
     return time.perf_counter() - t0, gamma, np.array(tips)
 
 
-def bench_rollouts(t1, reps, elastica_reps, converged_segments):
+def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLLOUT_CASES)):
     """Table IV: each case on sorogym and soromox (Tsit5, dt 1e-4) and PyElastica, with tip
-    agreement; a ``converged_segments`` PCS (sorogym, not timed) separates the 2-segment
-    discretisation from the rod-vs-PCS modelling gap."""
+    agreement; a ``converged_segments`` PCS (sorogym, not timed; ``None`` skips it) separates
+    the 2-segment discretisation from the rod-vs-PCS modelling gap."""
     ts = jnp.asarray(save_times(t1))
     f_sg = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(m, y, t1, u=u, solver_dt=1e-4, save_ts=ts).ys)
     f_mx = eqx.filter_jit(lambda r, y, u: r.rollout_to(
@@ -309,9 +311,10 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments):
     # finer PCS runs on the linearly implicit trapezoid (K, D constant) at FINE_DT.
     f_fine = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(
         m, y, t1, u=u, solver=sg.sim.LinearTrapezoid(m), solver_dt=FINE_DT, save_ts=ts).ys)
-    elastica_rollout("tendon_spatial_pcs", 0.02)  # numba warm-up
+    elastica_rollout(cases[0], 0.02)  # numba warm-up
     rows = []
-    for case, spec in ROLLOUT_CASES.items():
+    for case in cases:
+        spec = ROLLOUT_CASES[case]
         planar = spec["planar"]
         model, u = beam_model(case)
         rob, combine = soromox_twin(model)
@@ -323,9 +326,6 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments):
         el_wall, gamma, tip_el = float(np.median([r[0] for r in el_runs])), el_runs[0][1], el_runs[0][2]
         tip_sg = tip_in_3d(tip_fn_sorogym(model)(jnp.asarray(res["sorogym"][2][:, :n])), planar)
         tip_mx = tip_in_3d(tip_fn_soromox(rob, model)(jnp.asarray(res["soromox"][2][:, :n])), planar)
-        fine, u_fine = beam_model(case, converged_segments)
-        ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
-        tip_fine = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
         row = {
             "case": case, "horizon_s": t1, "load_acc": list(spec["load"]),
             "tendon_tension_N": TENDON_TENSION if spec["tendons"] else None,
@@ -338,13 +338,18 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments):
             "tip_agreement": {
                 "sorogym_vs_soromox": tip_agreement(tip_sg, tip_mx, L),
                 "sorogym_vs_pyelastica": tip_agreement(tip_sg, tip_el, L),
-                f"sorogym_{converged_segments}seg_vs_pyelastica": tip_agreement(tip_fine, tip_el, L),
-                f"sorogym_vs_sorogym_{converged_segments}seg": tip_agreement(tip_sg, tip_fine, L),
             },
             "final_tip_sorogym": tip_sg[-1].tolist(), "final_tip_soromox": tip_mx[-1].tolist(),
             "final_tip_pyelastica": tip_el[-1].tolist(),
-            f"final_tip_sorogym_{converged_segments}seg": tip_fine[-1].tolist(),
         }
+        if converged_segments is not None:
+            fine, u_fine = beam_model(case, converged_segments)
+            ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
+            tip_fine = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
+            tag = f"{converged_segments}seg"
+            row["tip_agreement"] |= {f"sorogym_{tag}_vs_pyelastica": tip_agreement(tip_fine, tip_el, L),
+                                     f"sorogym_vs_sorogym_{tag}": tip_agreement(tip_sg, tip_fine, L)}
+            row[f"final_tip_sorogym_{tag}"] = tip_fine[-1].tolist()
         rows.append(row)
         print(f"  rollout {case}: sorogym {row['sorogym_s']:.2f} s, soromox {row['soromox_s']:.2f} s, "
               f"PyElastica {el_wall:.2f} s", flush=True)
@@ -421,10 +426,10 @@ FI_COLS = [("integrator", "integrator", ""), ("dt", "dt [s]", "g"),
 
 def flat_rollout(row):
     agr = row["tip_agreement"]
-    fine = next(v for k, v in agr.items() if k.endswith("seg_vs_pyelastica"))
+    fine = next((v for k, v in agr.items() if k.endswith("seg_vs_pyelastica")), None)
     return {**row, "rmse_mx": agr["sorogym_vs_soromox"]["rmse_over_L"],
             "rmse_el": agr["sorogym_vs_pyelastica"]["rmse_over_L"], "max_el": agr["sorogym_vs_pyelastica"]["max_m"],
-            "rmse_fine_el": fine["rmse_over_L"]}
+            "rmse_fine_el": None if fine is None else fine["rmse_over_L"]}
 
 
 def table_cells(rows, cols):
@@ -500,13 +505,15 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam):
 
 def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
     return [
-        f"beam horizon {t_beam} s (paper: 3 s)" + (" [quick mode]" if quick else ""),
+        f"beam horizon {t_beam} s (paper: 3 s)" + (
+            f" [quick mode: cases {list(QUICK_ROLLOUT_CASES)}, one timed call each, no converged-PCS "
+            "runs; default sections pcs, rollouts, fast]" if quick else ""),
         f"fast-integrator horizon {t_fast} s; candidates {candidates}; pass = max tip error <= 1% of "
         f"L vs Tsit5 dt={ref_dt:g}; dt is traced (one compile per integrator, max_steps sized for "
         "the reference); search from the largest dt, stopping at the first pass",
         ("forward dynamics: segments (1, 4) only; " if quick else "forward dynamics: ")
         + f"jitted single-state calls incl. dispatch, alternating blocks of 100 calls, "
-        f"{8 if quick else 30} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
+        f"{6 if quick else 30} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
         "compiled fori_loop, alternating blocks of 2 loops, same number of blocks; rollouts: median of interleaved post-compile calls, "
         "compile_s = first call - median",
         "soromox rollout_to integrates one extra solver step past t1; saves are at the same times",
@@ -526,16 +533,21 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
 
 
 SECTIONS = ("pcs", "gvs", "articulated", "rollouts", "fast")
+QUICK_SECTIONS = ("pcs", "rollouts", "fast")  # the PCS core; GVS and the chain on request
+QUICK_ROLLOUT_CASES = ("beam_planar_pcs", "beam_spatial_pcs")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short horizons and few repeats")
-    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
-                    help="run only these sections (default: all); a partial run writes "
+    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=None,
+                    help="run only these sections (default: all; with --quick: "
+                         f"{' '.join(QUICK_SECTIONS)}); a partial run writes "
                          "models_cpu_<sections>.{json,md} and leaves the full-run files alone")
     args = ap.parse_args()
-    quick, sections = args.quick, [x for x in SECTIONS if x in args.sections]
+    quick = args.quick
+    chosen = args.sections or (QUICK_SECTIONS if quick else SECTIONS)
+    sections = [x for x in SECTIONS if x in chosen]
     t_beam = 0.3 if quick else 3.0
     t_fast = 0.1 if quick else 3.0
     # 5e-5 and 2e-5 added for the explicit schemes: the beam's fastest damping rate is ~2.5e4 1/s.
@@ -544,7 +556,7 @@ def main():
     notes = run_notes(quick, t_beam, t_fast, candidates, ref_dt) + [f"sections: {sections}"]
     info = meta(quick, notes)
     t_start = time.perf_counter()
-    blocks = 8 if quick else 30
+    blocks = 6 if quick else 30
     fd, gvs, arti, rollouts, fast = [], [], [], [], []
     if "pcs" in sections:
         print("[pcs] forward dynamics", flush=True)
@@ -557,8 +569,9 @@ def main():
         arti = bench_articulated_forward_dynamics(blocks=blocks, links=(1, 4, 16) if quick else (1, 2, 4, 8, 16))
     if "rollouts" in sections:
         print(f"[rollouts] Table IV ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-        rollouts = bench_rollouts(t_beam, reps=2 if quick else 3, elastica_reps=1 if quick else 3,
-                                  converged_segments=CONVERGED_SEGMENTS)
+        rollouts = bench_rollouts(t_beam, reps=1 if quick else 3, elastica_reps=1 if quick else 3,
+                                  converged_segments=None if quick else CONVERGED_SEGMENTS,
+                                  cases=QUICK_ROLLOUT_CASES if quick else tuple(ROLLOUT_CASES))
     if "fast" in sections:
         print(f"[fast] fast integrators ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
         spatial = [r for r in rollouts if r["case"] == "beam_spatial_pcs"]
@@ -581,7 +594,8 @@ def main():
               "fast_integrator": fast, "summary": summary}
     out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = "models_cpu" + ("" if sections == list(SECTIONS) else "_" + "_".join(sections)) + ("_quick" if quick else "")
+    default = list(QUICK_SECTIONS if quick else SECTIONS)
+    stem = "models_cpu" + ("" if sections == default else "_" + "_".join(sections)) + ("_quick" if quick else "")
     path = out_dir / f"{stem}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     ro_rows = [flat_rollout(r) for r in rollouts]
