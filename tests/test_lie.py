@@ -157,18 +157,12 @@ def test_batch_minor_ops_match_lie_module():
             np.testing.assert_allclose(A2[..., k], se2.adjoint_inverse(g2) @ x2[..., k], atol=1e-13)
 
 
-def test_coefficient_tables_match_scalar_functions_and_their_derivatives():
-    """Both layouts of the batched coefficient table (stacked recurrences and the fused
-    polynomial form) give a, b, c and their first two rho-derivatives: values against the
-    scalar functions, derivatives against AD through them, across the branch switch."""
-    from sorogym.lie._coefficients import (
-        TABLE_RHO_SWITCH,
-        coefficient_table,
-        coefficient_table_fused,
-        cosc_b,
-        sinc_a,
-        sinc_c,
-    )
+def test_coefficient_table_matches_scalar_functions_and_their_derivatives():
+    """The batched coefficient table (polynomial form of the closed-form recurrences above
+    the switch, Taylor series below) gives a, b, c and their first two rho-derivatives:
+    values against the scalar functions, derivatives against AD through them, across the
+    branch switch, for 1-D and 2-D inputs."""
+    from sorogym.lie._coefficients import TABLE_RHO_SWITCH, coefficient_table, cosc_b, sinc_a, sinc_c
 
     rng = np.random.default_rng(11)
     rho = np.concatenate([
@@ -179,8 +173,8 @@ def test_coefficient_tables_match_scalar_functions_and_their_derivatives():
     d1 = jax.vmap(jax.jacfwd(scalar))(jnp.asarray(rho)).T
     d2 = jax.vmap(jax.jacfwd(jax.jacfwd(scalar)))(jnp.asarray(rho)).T
     expected = np.concatenate([np.asarray(scalar(jnp.asarray(rho))), np.asarray(d1), np.asarray(d2)])
-    stacked, fused = np.asarray(coefficient_table(rho)), np.asarray(coefficient_table_fused(rho))
-    assert stacked.shape == fused.shape == (9, rho.size)
-    np.testing.assert_allclose(stacked, expected, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(fused, expected, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(fused, stacked, rtol=0, atol=1e-15)
+    table = np.asarray(coefficient_table(rho))
+    assert table.shape == (9, rho.size)
+    np.testing.assert_allclose(table, expected, rtol=0, atol=1e-12)
+    grid = np.asarray(coefficient_table(rho[:84].reshape(12, 7)))
+    np.testing.assert_array_equal(grid.reshape(9, -1), table[:, :84])

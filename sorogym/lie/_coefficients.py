@@ -110,40 +110,14 @@ def _horner(coeffs, x: Array) -> Array:
     return out
 
 
-def _series_rows(rho: Array, first_factorial: int) -> tuple[Array, Array, Array]:
-    """Value and first two rho-derivatives of sum_k (-1)^k rho^k / (2k + f)!."""
-    return tuple(_horner(c, rho) for c in _series_coefficients(first_factorial))
-
-
-def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
-    """Rows ``[a, b, c, a', b', c', a'', b'', c'']`` (derivatives with respect to
-    ``rho = theta**2``) of the three coefficients, from one ``sin``/``cos``/``sqrt`` per
-    entry, with the same safe-branch construction as the scalar functions."""
-    rho = jnp.asarray(rho)
-    small = rho < TABLE_RHO_SWITCH
-    r = jnp.where(small, 2.0 * TABLE_RHO_SWITCH, rho)
-    th = jnp.sqrt(r)
-    s, co = jnp.sin(th), jnp.cos(th)
-    a = s / th
-    b = (1.0 - co) / r
-    c = (1.0 - a) / r
-    a1 = (co - a) / (2.0 * r)
-    b1 = (a - 2.0 * b) / (2.0 * r)
-    c1 = -(a1 + c) / r
-    a2 = -(0.5 * a + 3.0 * a1) / (2.0 * r)
-    b2 = (a1 - 4.0 * b1) / (2.0 * r)
-    c2 = -(a2 + 2.0 * c1) / r
-    closed = jnp.stack([a, b, c, a1, b1, c1, a2, b2, c2])
-    (sa, sa1, sa2), (sb, sb1, sb2), (sc, sc1, sc2) = (_series_rows(rho, f) for f in (1, 2, 3))
-    series = jnp.stack([sa, sb, sc, sa1, sb1, sc1, sa2, sb2, sc2])
-    return jnp.where(small, series, closed)
-
-
 def _closed_form_coefficients() -> np.ndarray:
     """The rows of :func:`coefficient_table` above the switch as polynomials in ``1/rho``:
     ``(9, 3, 4)`` coefficients of ``(sin(theta)/theta) rho^-k``, ``cos(theta) rho^-k`` and
-    ``rho^-k``, obtained by running the recurrences of :func:`coefficient_table` on
-    coefficient arrays (a division by ``rho`` shifts the powers by one)."""
+    ``rho^-k``, obtained by running the recurrences ``a = sin(theta)/theta``,
+    ``b = (1 - cos)/rho``, ``c = (1 - a)/rho``, ``a' = (cos - a)/(2 rho)``,
+    ``b' = (a - 2b)/(2 rho)``, ``c' = -(a' + c)/rho``, ``a'' = -(a/2 + 3a')/(2 rho)``,
+    ``b'' = (a' - 4b')/(2 rho)``, ``c'' = -(a'' + 2c')/rho`` on coefficient arrays (a division
+    by ``rho`` shifts the powers by one)."""
     K = 4
 
     def basis(j):
@@ -166,18 +140,18 @@ def _closed_form_coefficients() -> np.ndarray:
     return np.stack([a, b, c, a1, b1, c1, a2, b2, c2])
 
 
-def coefficient_table_fused(rho: Float[ArrayLike, " P"]) -> Float[Array, "9 P"]:
-    """:func:`coefficient_table` of a 1-D ``rho``, evaluated as one elementwise expression
-    over the row axis: row-wise constant coefficients (polynomials in ``1/rho`` of
-    ``sin(theta)/theta``, ``cos(theta)`` and 1 above the switch, Horner in ``rho`` below).
+def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
+    """Rows ``[a, b, c, a', b', c', a'', b'', c'']`` (derivatives with respect to
+    ``rho = theta**2``) of the three coefficients at the entries of a 1-D ``rho``, with the
+    same safe-branch construction as the scalar functions.
 
-    The rows agree with :func:`coefficient_table` to rounding. The difference is the
-    compiled form: here XLA:CPU emits one loop for the whole table after a ``sqrt``,
-    ``sin``, ``cos`` and reciprocal per entry, where the stacked recurrences cost a kernel
-    per row. Measured faster in the planar kernels; in the spatial kernels, whose consumers
-    are larger, XLA duplicates the rows into them and the stacked form is faster."""
+    Evaluated as one elementwise expression over the row axis, with row-wise constant
+    coefficients: polynomials in ``1/rho`` of ``sin(theta)/theta``, ``cos(theta)`` and 1
+    above the switch (:func:`_closed_form_coefficients`), Horner in ``rho`` below. XLA:CPU
+    emits one loop for the whole table after a ``sqrt``, ``sin``, ``cos`` and reciprocal per
+    entry (rows computed one by one, with divisions, cost a kernel each)."""
     rho = jnp.asarray(rho)
-    col = (slice(None), None)  # a (9,) constant as a column against (P,)
+    col = (slice(None),) + (None,) * rho.ndim  # a (9,) constant broadcast against rho
     small = rho < TABLE_RHO_SWITCH
     r = jnp.where(small, 2.0 * TABLE_RHO_SWITCH, rho)
     inv = 1.0 / r
