@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sorogym.env import register
+from sorogym.env import EpisodeConfig, register
 from sorogym.models import GVS, conical_tendon_arm
 
 from ._common import check_positive_fields
@@ -44,7 +44,7 @@ _ROBOT_FIELDS = ("young_modulus", "poisson_ratio", "density", "damping", "tendon
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot
     young_modulus: float = 0.315e6  # Pa
     poisson_ratio: float = 0.45
@@ -62,12 +62,8 @@ class Config:
     # Timing and integration
     control_dt: float = 1.0 / 15.0
     num_substeps: int = 8  # 8.3 ms steps: 0.4-0.5 % of L against Tsit5 (5 steps reach 0.9 %)
-    integrator: str = "trapezoid_pc"
     episode_length_s: float = 5.0
-    divergence_bound: float = 1e3
     reward: RewardConfig = RewardConfig()
-    randomization: tuple = ()
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

@@ -43,7 +43,7 @@ import numpy as np
 
 from sorogym.contact import contact_generalized_force
 from sorogym.control import SecondOrderGains, contact_barrier
-from sorogym.env import Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 
 from ._common import (
@@ -77,7 +77,7 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot
     segment_lengths: tuple[float, float] = (0.15, 0.15)
     radius: float = 0.036
@@ -104,12 +104,8 @@ class Config:
     # Timing and integration
     control_dt: float = 1.0 / 15.0
     num_substeps: int = 8
-    integrator: str = "trapezoid_pc"
     episode_length_s: float = 8.0
-    divergence_bound: float = 1e3
     reward: RewardConfig = RewardConfig()
-    randomization: tuple = ()
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

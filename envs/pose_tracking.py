@@ -53,7 +53,7 @@ from sorogym.control import (
     figure_eight_reference,
     matched_impedance_gains,
 )
-from sorogym.env import Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
 from sorogym.lie import so3
 
 from ._common import check_positive_fields
@@ -65,7 +65,7 @@ WORKSPACE_SCALE = 0.1  # m: tip positions and linear velocities are observed in 
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot
     viscosity: float = 300.0  # Pa s, Kelvin-Voigt material damping
     # generalized forces [N m, N] about u_hold, per segment (kappa_x, kappa_y, kappa_z, sigma_x, sigma_y, sigma_z):
@@ -81,12 +81,8 @@ class Config:
     # Timing and integration
     control_dt: float = 0.01
     num_substeps: int = 4
-    integrator: str = "trapezoid_pc"
     episode_length_s: float = 8.0
-    divergence_bound: float = 1e3
     reward: RewardConfig = RewardConfig()
-    randomization: tuple = ()
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

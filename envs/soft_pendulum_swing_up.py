@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.env import Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import ArticulatedSoftRobot, soft_pendulum, soft_pendulum_tip
 
 from ._common import check_positive_fields
@@ -59,7 +59,7 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot (soft_pendulum's arguments; stiffness/damping None: the lumped silicone rod)
     num_links: int = 4
     length: float = 0.5  # m
@@ -75,12 +75,8 @@ class Config:
     # Timing and integration
     control_dt: float = 0.04
     num_substeps: int = 8  # 5 ms: ~0.25 % of L against Tsit5 over an episode (4 steps: ~1 %)
-    integrator: str = "trapezoid_pc"
     episode_length_s: float = 8.0
-    divergence_bound: float = 1e3
     reward: RewardConfig = RewardConfig()
-    randomization: tuple = ()
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

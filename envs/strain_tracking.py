@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.control import ConfigurationController, FunctionReference, PIDGains, case_study_pcs
-from sorogym.env import Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
 
 from ._common import check_positive_fields
 
@@ -65,7 +65,7 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot
     num_segments: int = 1
     viscosity: float = 300.0  # Pa s, Kelvin-Voigt material damping (see the module docstring)
@@ -82,12 +82,8 @@ class Config:
     # Timing and integration
     control_dt: float = 0.01
     num_substeps: int = 4
-    integrator: str = "trapezoid_pc"
     episode_length_s: float = 6.0
-    divergence_bound: float = 1e3
     reward: RewardConfig = RewardConfig()
-    randomization: tuple = ()
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

@@ -59,7 +59,7 @@ from sorogym.control import (
     PIDGains,
     SecondOrderGains,
 )
-from sorogym.env import Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
 from sorogym.models import PCS
 from sorogym.planning import TendonStaticsModel, ik_residual, levenberg_marquardt
 
@@ -97,7 +97,7 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot
     segment_lengths: tuple[float, ...] = (0.12, 0.12)
     radius: float = 0.02
@@ -120,12 +120,8 @@ class Config:
     # Timing and integration
     control_dt: float = 1.0 / 15.0
     num_substeps: int = 5
-    integrator: str = "trapezoid_pc"
     episode_length_s: float = 5.0
-    divergence_bound: float = 1e3
     reward: RewardConfig = RewardConfig()
-    randomization: tuple = ()
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

@@ -40,7 +40,7 @@ import numpy as np
 
 from sorogym.actuation import Tendons
 from sorogym.control import SecondOrderGains
-from sorogym.env import Expert, FusedOutputs, PhysicsState, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, FusedOutputs, PhysicsState, SoroEnv, register
 from sorogym.models import PCS, RodParams
 
 from ._common import clf_tensions, quasi_static_tensions, tip_position_velocity
@@ -81,7 +81,7 @@ class TargetConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
+class Config(EpisodeConfig):
     # Robot
     length: float = 0.25
     radius: float = 0.025
@@ -99,13 +99,11 @@ class Config:
     num_substeps: int = 5
     integrator: str = "trapezoid"
     episode_length_s: float = 7.0
-    divergence_bound: float = 1e3
     # Task
     target: TargetConfig = TargetConfig()
     success_radius: float = 0.01
     reward: RewardConfig = RewardConfig()
     randomization: tuple = ()  # ((field, low, high), ...) multiplicative, per reset
-    dtype: str = "float32"
 
 
 def default_config() -> Config:

@@ -11,7 +11,7 @@
 
 from ._base import FusedOutputs, PhysicsState, SoroEnv
 from ._expert import Expert
-from ._config import config_to_dict, flatten_config, replace_config
+from ._config import EpisodeConfig, config_to_dict, flatten_config, replace_config
 from ._registry import (
     canonical_name, env_class, gym_id, gym_twins, make, register, register_everywhere, register_gym_twin, registry,
 )
@@ -34,6 +34,6 @@ def __getattr__(name):
 __all__ = [
     "Expert", "FusedOutputs", "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
     "gym_twins", "register_gym_twin",
-    "canonical_name", "env_class", "wrap_for_training", "FullResetWrapper", "replace_config",
+    "canonical_name", "env_class", "wrap_for_training", "FullResetWrapper", "replace_config", "EpisodeConfig",
     "config_to_dict", "flatten_config", "GymEnv", "GymVectorEnv", "SB3VecEnv",
 ]

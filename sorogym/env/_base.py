@@ -72,9 +72,9 @@ class PhysicsState:
 class SoroEnv(Env, abc.ABC):
     """Base class of every sorogym environment (see module docstring).
 
-    Subclasses define ``Config`` (a frozen dataclass with at least ``control_dt``,
-    ``num_substeps``, ``episode_length_s``, ``divergence_bound``, ``randomization`` and
-    ``reward.scales``), ``default_config()``, and the task hooks below.
+    Subclasses define ``Config`` (a frozen dataclass with the fields of
+    :class:`~sorogym.env.EpisodeConfig`, usually by subclassing it, and ``reward.scales``),
+    ``default_config()``, and the task hooks below.
     """
 
     #: Name in the registry (``sorogym/<name>-v0`` on the Gymnasium side).

@@ -13,6 +13,24 @@ from collections.abc import Mapping
 from typing import Any
 
 
+@dataclasses.dataclass(frozen=True)
+class EpisodeConfig:
+    """The fields :class:`~sorogym.env.SoroEnv` reads from every env's ``Config``.
+
+    Each env's ``Config`` subclasses this, sets its own timing (no defaults here: the step
+    sizes are chosen per robot by measured accuracy), overrides other defaults where it
+    differs and adds its robot, task and ``reward`` groups.
+    """
+
+    control_dt: float  # s, one env step
+    num_substeps: int  # integrator steps per env step
+    episode_length_s: float  # s
+    integrator: str = "trapezoid_pc"  # see sorogym.env._base.INTEGRATORS
+    divergence_bound: float = 1e3  # |q|, |qd| beyond which an episode ends as diverged
+    randomization: tuple = ()  # ((field, low, high), ...) multiplicative, per reset
+    dtype: str = "float32"
+
+
 def replace_config(config: Any, overrides: Mapping[str, Any] | None = None) -> Any:
     """Return ``config`` with dotted-path ``overrides`` applied (nested frozen dataclasses).
 
