@@ -140,10 +140,21 @@ def _closed_form_coefficients() -> np.ndarray:
     return np.stack([a, b, c, a1, b1, c1, a2, b2, c2])
 
 
+def _series_table() -> np.ndarray:
+    """``(9, terms)`` Taylor coefficients of the table's rows (ascending powers of rho)."""
+    rows = [_series_coefficients(f)[d] for d in range(3) for f in (1, 2, 3)]
+    width = max(len(x) for x in rows)
+    return np.asarray([x + [0.0] * (width - len(x)) for x in rows])
+
+
+_CLOSED_FORM_COEFFICIENTS = _closed_form_coefficients()  # (9, 3, 4)
+_SERIES_COEFFICIENTS = _series_table()  # (9, 12)
+
+
 def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
     """Rows ``[a, b, c, a', b', c', a'', b'', c'']`` (derivatives with respect to
-    ``rho = theta**2``) of the three coefficients at the entries of a 1-D ``rho``, with the
-    same safe-branch construction as the scalar functions.
+    ``rho = theta**2``) of the three coefficients, with the same safe-branch construction as
+    the scalar functions.
 
     Evaluated as one elementwise expression over the row axis, with row-wise constant
     coefficients: polynomials in ``1/rho`` of ``sin(theta)/theta``, ``cos(theta)`` and 1
@@ -157,15 +168,12 @@ def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
     inv = 1.0 / r
     th = jnp.sqrt(r)
     basis = (jnp.sin(th) * (th * inv), jnp.cos(th), jnp.ones_like(r))
-    coeffs = _closed_form_coefficients()
+    coeffs = _CLOSED_FORM_COEFFICIENTS
     closed, power = 0.0, jnp.ones_like(r)
     for k in range(coeffs.shape[2]):
         for j, f in enumerate(basis):
             if np.any(coeffs[:, j, k]):
                 closed = closed + jnp.asarray(coeffs[:, j, k], r.dtype)[col] * (f * power)
         power = power * inv
-    rows = [_series_coefficients(f)[d] for d in range(3) for f in (1, 2, 3)]
-    width = max(len(x) for x in rows)
-    series_coeffs = np.asarray([x + [0.0] * (width - len(x)) for x in rows])  # (9, terms)
-    series = _horner([jnp.asarray(series_coeffs[:, k], r.dtype)[col] for k in range(width)], rho)
+    series = _horner([jnp.asarray(c, r.dtype)[col] for c in _SERIES_COEFFICIENTS.T], rho)
     return jnp.where(small, series, closed)
