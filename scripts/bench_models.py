@@ -503,7 +503,7 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam):
     print(f"wrote {path}")
 
 
-def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
+def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
     return [
         f"beam horizon {t_beam} s (paper: 3 s)" + (
             f" [quick mode: cases {list(QUICK_ROLLOUT_CASES)}, one timed call each, no converged-PCS "
@@ -513,7 +513,7 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt):
         "the reference); search from the largest dt, stopping at the first pass",
         ("forward dynamics: segments (1, 4) only; " if quick else "forward dynamics: ")
         + f"jitted single-state calls incl. dispatch, alternating blocks of 100 calls, "
-        f"{6 if quick else 30} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
+        f"{blocks} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
         "compiled fori_loop, alternating blocks of 2 loops, same number of blocks; rollouts: median of interleaved post-compile calls, "
         "compile_s = first call - median",
         "soromox rollout_to integrates one extra solver step past t1; saves are at the same times",
@@ -553,10 +553,10 @@ def main():
     # 5e-5 and 2e-5 added for the explicit schemes: the beam's fastest damping rate is ~2.5e4 1/s.
     candidates = [5e-5, 1e-4, 1e-3, 1e-2] if quick else [2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
     ref_dt = 1e-5
-    notes = run_notes(quick, t_beam, t_fast, candidates, ref_dt) + [f"sections: {sections}"]
+    blocks = 6 if quick else 30
+    notes = run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks) + [f"sections: {sections}"]
     info = meta(quick, notes)
     t_start = time.perf_counter()
-    blocks = 6 if quick else 30
     fd, gvs, arti, rollouts, fast = [], [], [], [], []
     if "pcs" in sections:
         print("[pcs] forward dynamics", flush=True)
