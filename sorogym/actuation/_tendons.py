@@ -47,6 +47,14 @@ class GeneralizedActuation(eqx.Module):
     def effort(self, u: Array) -> Array:
         return u
 
+    def force(self, u: Float[Array, " m"], num_dofs: int) -> Float[Array, " n"]:
+        """``A u`` without forming ``A``: ``u`` placed on the driven coordinates."""
+        if self.indices is None:
+            return u
+        slots = np.full(num_dofs, len(self.indices))
+        slots[list(self.indices)] = np.arange(len(self.indices))
+        return jnp.concatenate([u, jnp.zeros((1,), u.dtype)])[slots]
+
 
 def _gauss_legendre(num_points: int) -> tuple[np.ndarray, np.ndarray]:
     x, w = np.polynomial.legendre.leggauss(num_points)

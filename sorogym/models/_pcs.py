@@ -34,7 +34,7 @@ from . import _pcs_kernel as kernel
 from ._rod import QuadratureRod
 from ._params import RodParams
 from ._rod_ops import PlanarOps, SpatialOps
-from ._strains import PLANAR_STRAINS, SPATIAL_STRAINS, StrainSpec, selector_blocks, strain_mask
+from ._strains import PLANAR_STRAINS, SPATIAL_STRAINS, StrainSpec, selector_blocks, strain_mask, strain_slots
 
 
 def _section_moments(radius: Array, planar: bool) -> Array:
@@ -74,6 +74,8 @@ class _PCSRod(QuadratureRod):
     _quad_weight_force: Float[Array, "k P"]  # weight * rho A * gravity [N]
     _stiffness: Float[Array, "n n"]
     _damping: Float[Array, "n n"]
+    _stiffness_diagonal: Float[Array, " n"]  # S and D are diagonal for PCS
+    _damping_diagonal: Float[Array, " n"]
 
     def __init__(
         self,
@@ -135,8 +137,11 @@ class _PCSRod(QuadratureRod):
             damp = L[:, None] * params.damping
         else:
             damp = L[:, None] * params.damping[:, None] * jnp.asarray(_TROUTON[self.planar], dtype) * moments
-        self._stiffness = jnp.einsum("idn,id,idm->nm", self._B, stiff, self._B)
-        self._damping = jnp.einsum("idn,id,idm->nm", self._B, damp, self._B)
+        # Each coordinate is one strain component of one segment, so S and D are diagonal.
+        self._stiffness_diagonal = jnp.einsum("idn,id->n", self._B, stiff)
+        self._damping_diagonal = jnp.einsum("idn,id->n", self._B, damp)
+        self._stiffness = jnp.diag(self._stiffness_diagonal)
+        self._damping = jnp.diag(self._damping_diagonal)
 
     # -- structure ---------------------------------------------------------------------
 
@@ -181,10 +186,19 @@ class _PCSRod(QuadratureRod):
 
     def strain(self, q: Float[Array, " n"]) -> Float[Array, "N d"]:
         """Full strain of every segment: ``xi_i = xi_ref_i + B_i q``."""
-        return self.params.reference_strain + jnp.einsum("idn,n->id", self._B, q)
+        return self.params.reference_strain + self.strain_rate(q)
 
     def strain_rate(self, qd: Float[Array, " n"]) -> Float[Array, "N d"]:
-        return jnp.einsum("idn,n->id", self._B, qd)
+        """``B_i qd`` of every segment ``(N, d)`` (an index gather, no matrix product)."""
+        return jnp.concatenate([qd, jnp.zeros((1,), qd.dtype)])[strain_slots(self.active_strains)]
+
+    def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """Hookean ``K(q) = S q`` (``S`` diagonal)."""
+        return self._stiffness_diagonal * q
+
+    def damping_force(self, qd: Float[Array, " n"]) -> Float[Array, " n"]:
+        """Viscous ``D qd`` (``D`` diagonal)."""
+        return self._damping_diagonal * qd
 
     def _kinematics(self, q, qd, s_local, seg, with_velocity) -> kernel.Frame:
         ops, p = self.ops, self.params

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..actuation import Tendons
+from ..actuation import GeneralizedActuation, Tendons
 from ._base import SoftRobot
 from ._rod_ops import SpatialOps
 
@@ -92,10 +92,18 @@ class QuadratureRod(SoftRobot):
         wrench = self.ops.force_wrench(f.R, self._quad_weight_force)
         return -jnp.einsum("dnp,dp->n", f.J, wrench)
 
-    def _coriolis_from(self, f):
+    def _inertial_wrench(self, f):
+        """``M_s dJ/dt qd - ad_eta^T M_s eta`` ``(d, P)`` (quadrature-weighted)."""
         eta, m = f.eta[:, 0], self._quad_mass
-        gyro = self.ops.coad_apply(eta, m * eta)
-        return jnp.einsum("dnp,dp->n", f.J, m * f.jdot_qd[:, 0] - gyro)
+        return m * f.jdot_qd[:, 0] - self.ops.coad_apply(eta, m * eta)
+
+    def _coriolis_from(self, f):
+        return jnp.einsum("dnp,dp->n", f.J, self._inertial_wrench(f))
+
+    def _bias_from(self, f):
+        """``C qd + G`` from one contraction over the quadrature points."""
+        wrench = self._inertial_wrench(f) - self.ops.force_wrench(f.R, self._quad_weight_force)
+        return jnp.einsum("dnp,dp->n", f.J, wrench)
 
     def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
         """``M(q) = int J^T M_s J ds`` (body-frame Jacobians, Gauss quadrature)."""
@@ -125,6 +133,10 @@ class QuadratureRod(SoftRobot):
         """Hookean ``K(q) = S q`` with the constant stiffness matrix ``S``."""
         return self._stiffness @ q
 
+    def damping_force(self, qd: Float[Array, " n"]) -> Float[Array, " n"]:
+        """Viscous ``D qd`` with the constant damping matrix ``D``."""
+        return self._damping @ qd
+
     def stiffness_matrix(self) -> Float[Array, "n n"]:
         """Constant stiffness ``S`` (``K(q) = S q``)."""
         return self._stiffness
@@ -143,6 +155,8 @@ class QuadratureRod(SoftRobot):
 
     def actuation_force(self, q, u) -> Float[Array, " n"]:
         """``A(q) effort(u)`` (tendon tensions are clipped at zero)."""
+        if isinstance(self.actuation, GeneralizedActuation):
+            return self.actuation.force(u, self.num_dofs)
         return self.actuation_matrix(q) @ self.actuation.effort(u)
 
     def kinetic_energy(self, q, qd) -> Float[Array, ""]:
@@ -180,8 +194,9 @@ class QuadratureRod(SoftRobot):
         ``tau_ext``: ``(n,)``). Fused: kinematics shared by M, C qd and G; a Cholesky solve.
         """
         q, qd = self.split_state(y)
-        M, cor, grav = self.dynamical_terms(q, qd)
+        f = self._quadrature_frames(q, qd, True)
         tau = self.generalized_force(q, *actuation_args)
-        rhs = tau - cor - grav - self._stiffness @ q - self._damping @ qd
+        rhs = tau - self._bias_from(f) - self.elastic_force(q) - self.damping_force(qd)
+        M = self._inertia_from(f)
         qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), rhs)
         return jnp.concatenate([qd, qdd])

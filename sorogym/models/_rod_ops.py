@@ -23,30 +23,47 @@ from jaxtyping import Array
 from ..lie._coefficients import coefficient_table
 
 
+def _cross_t(a, b) -> tuple:
+    """Cross product of two 3-sequences of arrays (components as separate arrays), returned
+    as a 3-tuple, so that chains of products stay elementwise until one final stack."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
 def _cross(a: Array, b: Array) -> Array:
     """Cross product along the leading axis, broadcasting over the others."""
-    return jnp.stack(
-        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    )
+    return jnp.stack(_cross_t(a, b))
+
+
+def _matvec_t(R: Array, x) -> tuple:
+    """Components of ``R @ x`` per point: ``R`` ``(k, k, P)``, ``x`` a ``k``-sequence of
+    ``(K, P)`` arrays (or an array ``(k, K, P)``); unrolled sums of products."""
+    k = R.shape[0]
+    return tuple(sum(R[i, j][None] * x[j] for j in range(k)) for i in range(k))
+
+
+def _rmatvec_t(R: Array, x) -> tuple:
+    """Components of ``R^T @ x`` per point (see :func:`_matvec_t`)."""
+    k = R.shape[0]
+    return tuple(sum(R[j, i][None] * x[j] for j in range(k)) for i in range(k))
 
 
 def _matvec(R: Array, x: Array) -> Array:
-    """``R @ x`` per point: ``R`` ``(k, k, P)``, ``x`` ``(k, K, P)`` -> ``(k, K, P)``.
-
-    Written as an unrolled sum of products (no reduction), so it fuses with its
-    neighbours into one loop."""
-    k = R.shape[0]
-    return jnp.stack([sum(R[i, j][None] * x[j] for j in range(k)) for i in range(k)])
+    """``R @ x`` per point: ``R`` ``(k, k, P)``, ``x`` ``(k, K, P)`` -> ``(k, K, P)``."""
+    return jnp.stack(_matvec_t(R, x))
 
 
 def _rmatvec(R: Array, x: Array) -> Array:
-    """``R^T @ x`` per point (unrolled like :func:`_matvec`)."""
-    k = R.shape[0]
-    return jnp.stack([sum(R[j, i][None] * x[j] for j in range(k)) for i in range(k)])
+    """``R^T @ x`` per point (see :func:`_matvec`)."""
+    return jnp.stack(_rmatvec_t(R, x))
 
 
-def _dot3(a: Array, b: Array) -> Array:
-    """``a . b`` along the leading axis of length 3, unrolled."""
+def _rows(x: Array, start: int, stop: int, expand: bool = False) -> tuple:
+    """Components ``x[start:stop]`` as separate arrays (with a new axis 0 if ``expand``)."""
+    return tuple(x[i][None] if expand else x[i] for i in range(start, stop))
+
+
+def _dot3(a, b) -> Array:
+    """``a . b`` over 3 components, unrolled."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
@@ -85,7 +102,11 @@ def _tangent_coefficients_jvp(primals, tangents):
 
 
 class SpatialOps:
-    """SE(3) operations in the batch-minor layout (see module docstring)."""
+    """SE(3) operations in the batch-minor layout (see module docstring).
+
+    Inside each operation the 3-vector components are kept as separate arrays and stacked
+    once at the end: XLA:CPU then fuses each operation into a few loops, where intermediate
+    stacks (one per cross product) each became a kernel of their own."""
 
     dim = 6
     pos_dim = 3
@@ -116,7 +137,8 @@ class SpatialOps:
     @staticmethod
     def compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
         """``(R0, p0) (R1, p1) = (R0 R1, p0 + R0 p1)``."""
-        return _matvec(R0, R1), p0 + _matvec(R0, p1[:, None, :])[:, 0, :]
+        Rp1 = _matvec_t(R0, _rows(p1, 0, 3, expand=True))
+        return _matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(3)])
 
     @staticmethod
     def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
@@ -127,8 +149,10 @@ class SpatialOps:
     @staticmethod
     def adjoint_apply(R: Array, p: Array, x: Array) -> Array:
         """``Ad_(R,p) x = [R w, R v + p x (R w)]`` on columns ``x`` ``(6, K, P)``."""
-        Rw = _matvec(R, x[:3])
-        return jnp.concatenate([Rw, _matvec(R, x[3:]) + _cross(p[:, None, :], Rw)])
+        Rw = _matvec_t(R, _rows(x, 0, 3))
+        Rv = _matvec_t(R, _rows(x, 3, 6))
+        pRw = _cross_t(_rows(p, 0, 3, expand=True), Rw)
+        return jnp.stack(Rw + tuple(Rv[i] + pRw[i] for i in range(3)))
 
     @staticmethod
     def tangent_apply(X: Array, x: Array) -> Array:
@@ -136,49 +160,56 @@ class SpatialOps:
         ``[[Tw, 0], [Tvw, Tw]]``: ``Tw y = y - b w x y + c w x (w x y)`` and ``Tvw`` is
         its derivative along ``v`` (``d rho = 2 w.v``). ``X`` ``(6, P)``, ``x``
         ``(6, K, P)``."""
-        w, v = X[:3], X[3:]
+        w, v = _rows(X, 0, 3), _rows(X, 3, 6)
         rho = _dot3(w, w)
         drho = 2.0 * _dot3(w, v)
         b, c, b1, c1 = _tangent_coefficients(rho)
-        db, dc = b1 * drho, c1 * drho
-        xw, xv = x[:3], x[3:]
-        wc, vc = w[:, None, :], v[:, None, :]
-        w_xw = _cross(wc, xw)
-        ww_xw = _cross(wc, w_xw)
-        Tw_xw = xw - b * w_xw + c * ww_xw
-        Tvw_xw = (
-            -db * w_xw
-            - b * _cross(vc, xw)
-            + dc * ww_xw
-            + c * (_cross(vc, w_xw) + _cross(wc, _cross(vc, xw)))
-        )
-        w_xv = _cross(wc, xv)
-        Tw_xv = xv - b * w_xv + c * _cross(wc, w_xv)
-        return jnp.concatenate([Tw_xw, Tvw_xw + Tw_xv])
+        db, dc = (b1 * drho)[None], (c1 * drho)[None]
+        b, c = b[None], c[None]
+        xw, xv = _rows(x, 0, 3), _rows(x, 3, 6)
+        wc, vc = [wi[None] for wi in w], [vi[None] for vi in v]
+        w_xw = _cross_t(wc, xw)
+        ww_xw = _cross_t(wc, w_xw)
+        v_xw = _cross_t(vc, xw)
+        v_w_xw = _cross_t(vc, w_xw)
+        w_v_xw = _cross_t(wc, v_xw)
+        w_xv = _cross_t(wc, xv)
+        ww_xv = _cross_t(wc, w_xv)
+        top = [xw[i] - b * w_xw[i] + c * ww_xw[i] for i in range(3)]
+        bottom = [
+            -db * w_xw[i] - b * v_xw[i] + dc * ww_xw[i] + c * (v_w_xw[i] + w_v_xw[i])
+            + xv[i] - b * w_xv[i] + c * ww_xv[i]
+            for i in range(3)
+        ]
+        return jnp.stack(top + bottom)
 
     @staticmethod
     def rotate_twists(R: Array, x: Array) -> Array:
         """``blockdiag(R, R) x``: body-frame twist components -> world-frame components."""
-        return jnp.concatenate([_matvec(R, x[:3]), _matvec(R, x[3:])])
+        return jnp.stack(_matvec_t(R, _rows(x, 0, 3)) + _matvec_t(R, _rows(x, 3, 6)))
 
     @staticmethod
     def bracket(a: Array, b: Array) -> Array:
         """``ad_a b = [wa x wb, wa x vb + va x wb]`` (leading component axis)."""
-        wa, va, wb, vb = a[:3], a[3:], b[:3], b[3:]
-        return jnp.concatenate([_cross(wa, wb), _cross(wa, vb) + _cross(va, wb)])
+        wa, va, wb, vb = _rows(a, 0, 3), _rows(a, 3, 6), _rows(b, 0, 3), _rows(b, 3, 6)
+        wavb, vawb = _cross_t(wa, vb), _cross_t(va, wb)
+        return jnp.stack(_cross_t(wa, wb) + tuple(wavb[i] + vawb[i] for i in range(3)))
 
     @staticmethod
     def coad_apply(eta: Array, m: Array) -> Array:
         """``ad_eta^T m`` for a momentum/wrench ``m = [m_w, m_v]`` (leading component axis)."""
-        w, v = eta[:3], eta[3:]
-        mw, mv = m[:3], m[3:]
-        return jnp.concatenate([_cross(mw, w) + _cross(mv, v), _cross(mv, w)])
+        w, v = _rows(eta, 0, 3), _rows(eta, 3, 6)
+        mw, mv = _rows(m, 0, 3), _rows(m, 3, 6)
+        mww, mvv = _cross_t(mw, w), _cross_t(mv, v)
+        return jnp.stack(tuple(mww[i] + mvv[i] for i in range(3)) + _cross_t(mv, w))
 
     @staticmethod
     def force_wrench(R: Array, f_world: Array) -> Array:
         """Body-frame wrench ``[0, R^T f]`` ``(6, P)`` of forces ``f_world`` ``(3, P)``
         (world frame) acting on the backbone."""
-        return jnp.concatenate([jnp.zeros_like(f_world), _rmatvec(R, f_world[:, None, :])[:, 0, :]])
+        Rf = _rmatvec_t(R, _rows(f_world, 0, 3, expand=True))
+        zero = jnp.zeros_like(f_world[0])
+        return jnp.stack((zero, zero, zero) + tuple(r[0] for r in Rf))
 
     @staticmethod
     def base_rotation(param: Array) -> Array:
@@ -211,7 +242,8 @@ class PlanarOps:
 
     @staticmethod
     def compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
-        return _matvec(R0, R1), p0 + _matvec(R0, p1[:, None, :])[:, 0, :]
+        Rp1 = _matvec_t(R0, _rows(p1, 0, 2, expand=True))
+        return _matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(2)])
 
     @staticmethod
     def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
@@ -234,7 +266,7 @@ class PlanarOps:
 
     @staticmethod
     def rotate_twists(R: Array, x: Array) -> Array:
-        return jnp.concatenate([x[:1], _matvec(R, x[1:])])
+        return jnp.stack((x[0],) + _matvec_t(R, _rows(x, 1, 3)))
 
     @staticmethod
     def bracket(a: Array, b: Array) -> Array:
@@ -250,9 +282,8 @@ class PlanarOps:
 
     @staticmethod
     def force_wrench(R: Array, f_world: Array) -> Array:
-        return jnp.concatenate(
-            [jnp.zeros_like(f_world[:1]), _rmatvec(R, f_world[:, None, :])[:, 0, :]]
-        )
+        Rf = _rmatvec_t(R, _rows(f_world, 0, 2, expand=True))
+        return jnp.stack((jnp.zeros_like(f_world[0]), Rf[0][0], Rf[1][0]))
 
     @staticmethod
     def base_rotation(param: Array) -> Array:

@@ -102,3 +102,12 @@ def selector_blocks(masks: tuple[tuple[bool, ...], ...]) -> np.ndarray:
                 B[i, k, col] = 1.0
                 col += 1
     return B
+
+
+def strain_slots(masks: tuple[tuple[bool, ...], ...]) -> np.ndarray:
+    """Index of each strain component in ``concatenate([q, [0]])``: ``(N, d)`` integers,
+    the coordinate of an active component or ``n`` (the appended zero) for an inactive
+    one, so ``concatenate([q, [0]])[slots]`` equals ``B q`` without a matrix product."""
+    B = selector_blocks(masks)
+    n = B.shape[-1]
+    return np.where(B.any(axis=-1), B.argmax(axis=-1), n)
