@@ -205,8 +205,18 @@ class Tendons(eqx.Module):
         """Tendon path lengths ``l(q)`` [m] from the (constant) strains ``xi`` of every segment."""
         return self.lengths_at(*self._constant_strain_samples(xi), length)
 
+    def _strain_length_gradients(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, "m N d"]:
+        """``d l_j / d xi_i`` under constant segment strains ``xi``."""
+        return self._length_gradients(*self._constant_strain_samples(xi), length).sum(axis=2)
+
     def matrix(self, xi: Float[Array, "N d"], length: Float[Array, " N"], B: Float[Array, "N d n"]) -> Float[Array, "n m"]:
         """``A(q) = d phi/dq^T = -d l/dq^T`` under constant segment strains ``xi``: column
         ``j`` is the generalized force of a unit tension in tendon ``j``."""
-        dl = self._length_gradients(*self._constant_strain_samples(xi), length).sum(axis=2)  # (m, N, d)
-        return -jnp.einsum("idn,mid->nm", B, dl)
+        return -jnp.einsum("idn,mid->nm", B, self._strain_length_gradients(xi, length))
+
+    def strain_force(self, xi: Float[Array, "N d"], length: Float[Array, " N"], u: Float[Array, " m"]) -> Float[Array, "N d"]:
+        """``-sum_j effort(u_j) d l_j / d xi`` ``(N, d)``: the tendons' force conjugate to
+        each segment's strain (``A(q) effort(u) = sum_i B_i^T`` of its rows), without
+        forming ``A``."""
+        dl = self._strain_length_gradients(xi, length)
+        return -jnp.sum(self.effort(u)[:, None, None] * dl, axis=0)

@@ -357,6 +357,12 @@ class GVS(QuadratureRod):
         h = h_own[:, kk, owner]
         return U + U.T + diag, h[0], h[1]
 
+    def _inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
+        if self.num_segments < COMPACT_DYNAMICS_MIN_LINKS:
+            return super()._inertia_and_bias(q, qd)
+        M, cor, grav = self.dynamical_terms(q, qd)
+        return M, cor + grav
+
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
         s = jnp.asarray(s, q.dtype).reshape(-1)

@@ -219,6 +219,15 @@ class _PCSRod(QuadratureRod):
         s_local = self._quad_s.reshape(self.num_segments, self.num_quadrature_points)
         return self._kinematics(q, qd, s_local, None, with_velocity)
 
+    def actuation_force(self, q, u) -> Float[Array, " n"]:
+        """``A(q) effort(u)`` (tendon tensions are clipped at zero); for tendons, formed in
+        strain space and gathered onto the active coordinates (no ``A``, no matrix product)."""
+        if isinstance(self.actuation, Tendons):
+            f = self.actuation.strain_force(self.strain(q), self.params.length, u)
+            active = np.flatnonzero(np.asarray(self.active_strains).reshape(-1))
+            return f.reshape(-1)[active]
+        return super().actuation_force(q, u)
+
     def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
         """``A(q)`` of the installed actuation model."""
         return self.actuation.matrix(self.strain(q), self.params.length, self._B)

@@ -178,6 +178,11 @@ class QuadratureRod(SoftRobot):
         f = self._quadrature_frames(q, qd, True)
         return self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f)
 
+    def _inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
+        """``(M, C qd + G)`` from one pass over the quadrature points."""
+        f = self._quadrature_frames(q, qd, True)
+        return self._inertia_from(f), self._bias_from(f)
+
     def generalized_force(self, q, u=None, tau_ext=None) -> Float[Array, " n"]:
         """``A(q) effort(u) + tau_ext`` (either may be ``None``)."""
         tau = jnp.zeros_like(q)
@@ -194,9 +199,8 @@ class QuadratureRod(SoftRobot):
         ``tau_ext``: ``(n,)``). Fused: kinematics shared by M, C qd and G; a Cholesky solve.
         """
         q, qd = self.split_state(y)
-        f = self._quadrature_frames(q, qd, True)
+        M, bias = self._inertia_and_bias(q, qd)
         tau = self.generalized_force(q, *actuation_args)
-        rhs = tau - self._bias_from(f) - self.elastic_force(q) - self.damping_force(qd)
-        M = self._inertia_from(f)
+        rhs = tau - bias - self.elastic_force(q) - self.damping_force(qd)
         qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), rhs)
         return jnp.concatenate([qd, qdd])

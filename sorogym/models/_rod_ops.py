@@ -149,10 +149,8 @@ class SpatialOps:
     @staticmethod
     def adjoint_apply(R: Array, p: Array, x: Array) -> Array:
         """``Ad_(R,p) x = [R w, R v + p x (R w)]`` on columns ``x`` ``(6, K, P)``."""
-        Rw = _matvec_t(R, _rows(x, 0, 3))
-        Rv = _matvec_t(R, _rows(x, 3, 6))
-        pRw = _cross_t(_rows(p, 0, 3, expand=True), Rw)
-        return jnp.stack(Rw + tuple(Rv[i] + pRw[i] for i in range(3)))
+        Rw = _matvec(R, x[:3])
+        return jnp.concatenate([Rw, _matvec(R, x[3:]) + _cross(p[:, None, :], Rw)])
 
     @staticmethod
     def tangent_apply(X: Array, x: Array) -> Array:
