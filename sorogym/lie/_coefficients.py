@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
@@ -149,6 +150,10 @@ def _series_table() -> np.ndarray:
 
 _CLOSED_FORM_COEFFICIENTS = _closed_form_coefficients()  # (9, 3, 4)
 _SERIES_COEFFICIENTS = _series_table()  # (9, 12)
+# Both as the columns of one (3 * 4 + 12, 9) array: the table reads them from one constant.
+_PACKED_COEFFICIENTS = np.concatenate(
+    [_CLOSED_FORM_COEFFICIENTS.transpose(2, 1, 0).reshape(-1, 9), _SERIES_COEFFICIENTS.T]
+)
 
 
 def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
@@ -160,20 +165,24 @@ def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
     coefficients: polynomials in ``1/rho`` of ``sin(theta)/theta``, ``cos(theta)`` and 1
     above the switch (:func:`_closed_form_coefficients`), Horner in ``rho`` below. XLA:CPU
     emits one loop for the whole table after a ``sqrt``, ``sin``, ``cos`` and reciprocal per
-    entry (rows computed one by one, with divisions, cost a kernel each)."""
+    entry (rows computed one by one, with divisions, cost a kernel each). The coefficients
+    are read from one constant array behind an optimization barrier: XLA otherwise folds
+    every slice of it into a constant of its own, and on XLA:CPU every constant array of a
+    program adds to the time of each call (about 0.3 us each, measured)."""
     rho = jnp.asarray(rho)
-    col = (slice(None),) + (None,) * rho.ndim  # a (9,) constant broadcast against rho
+    col = (slice(None),) + (None,) * rho.ndim  # a (9,) coefficient broadcast against rho
+    packed = jax.lax.optimization_barrier(jnp.asarray(_PACKED_COEFFICIENTS, rho.dtype))
+    K = _CLOSED_FORM_COEFFICIENTS.shape[2]
     small = rho < TABLE_RHO_SWITCH
     r = jnp.where(small, 2.0 * TABLE_RHO_SWITCH, rho)
     inv = 1.0 / r
     th = jnp.sqrt(r)
     basis = (jnp.sin(th) * (th * inv), jnp.cos(th), jnp.ones_like(r))
-    coeffs = _CLOSED_FORM_COEFFICIENTS
     closed, power = 0.0, jnp.ones_like(r)
-    for k in range(coeffs.shape[2]):
+    for k in range(K):
         for j, f in enumerate(basis):
-            if np.any(coeffs[:, j, k]):
-                closed = closed + jnp.asarray(coeffs[:, j, k], r.dtype)[col] * (f * power)
+            if np.any(_CLOSED_FORM_COEFFICIENTS[:, j, k]):
+                closed = closed + packed[3 * k + j][col] * (f * power)
         power = power * inv
-    series = _horner([jnp.asarray(c, r.dtype)[col] for c in _SERIES_COEFFICIENTS.T], rho)
+    series = _horner([packed[3 * K + i][col] for i in range(_SERIES_COEFFICIENTS.shape[1])], rho)
     return jnp.where(small, series, closed)

@@ -24,6 +24,15 @@ from ._base import SoftRobot
 from ._rod_ops import SpatialOps
 
 
+def spd_solve(M: Array, b: Array) -> Array:
+    """``M^-1 b`` for a symmetric positive-definite ``M`` ``(n, n)`` and ``b`` ``(n,)``:
+    Cholesky factor (``M`` is taken as symmetric, not symmetrised) and two triangular
+    solves, with no intermediate layout changes."""
+    L = jax.lax.linalg.cholesky(M, symmetrize_input=False)
+    x = jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True)
+    return jax.lax.linalg.triangular_solve(L, x, left_side=True, lower=True, transpose_a=True)[:, 0]
+
+
 class QuadratureRod(SoftRobot):
     """Kinematic queries, dynamics and energies of a rod discretised by quadrature
     points (see module docstring); subclasses build the frames."""
@@ -202,5 +211,5 @@ class QuadratureRod(SoftRobot):
         M, bias = self._inertia_and_bias(q, qd)
         tau = self.generalized_force(q, *actuation_args)
         rhs = tau - bias - self.elastic_force(q) - self.damping_force(qd)
-        qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), rhs)
+        qdd = spd_solve(M, rhs)
         return jnp.concatenate([qd, qdd])
