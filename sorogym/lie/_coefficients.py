@@ -156,6 +156,30 @@ _PACKED_COEFFICIENTS = np.concatenate(
 )
 
 
+def _table_from_basis(rho: Array, small: Array, inv: Array, sin_over_theta: Array, cos_theta: Array) -> Array:
+    """The table from ``rho``, the branch mask, ``1/rho`` (safe) and the closed forms'
+    basis functions (finite, possibly meaningless, where ``small``)."""
+    col = (slice(None),) + (None,) * rho.ndim  # a (9,) coefficient broadcast against rho
+    packed = jax.lax.optimization_barrier(jnp.asarray(_PACKED_COEFFICIENTS, rho.dtype))
+    K = _CLOSED_FORM_COEFFICIENTS.shape[2]
+    basis = (sin_over_theta, cos_theta, jnp.ones_like(inv))
+    closed, power = 0.0, jnp.ones_like(inv)
+    for k in range(K):
+        for j, f in enumerate(basis):
+            if np.any(_CLOSED_FORM_COEFFICIENTS[:, j, k]):
+                closed = closed + packed[3 * k + j][col] * (f * power)
+        power = power * inv
+    series = _horner([packed[3 * K + i][col] for i in range(_SERIES_COEFFICIENTS.shape[1])], rho)
+    return jnp.where(small, series, closed)
+
+
+def _safe_inverse(rho: Array) -> tuple[Array, Array, Array]:
+    """``(small, r, 1/r)`` with ``r`` = ``rho`` above the switch and a harmless substitute below."""
+    small = rho < TABLE_RHO_SWITCH
+    r = jnp.where(small, 2.0 * TABLE_RHO_SWITCH, rho)
+    return small, r, 1.0 / r
+
+
 def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
     """Rows ``[a, b, c, a', b', c', a'', b'', c'']`` (derivatives with respect to
     ``rho = theta**2``) of the three coefficients, with the same safe-branch construction as
@@ -170,19 +194,16 @@ def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
     every slice of it into a constant of its own, and on XLA:CPU every constant array of a
     program adds to the time of each call (about 0.3 us each, measured)."""
     rho = jnp.asarray(rho)
-    col = (slice(None),) + (None,) * rho.ndim  # a (9,) coefficient broadcast against rho
-    packed = jax.lax.optimization_barrier(jnp.asarray(_PACKED_COEFFICIENTS, rho.dtype))
-    K = _CLOSED_FORM_COEFFICIENTS.shape[2]
-    small = rho < TABLE_RHO_SWITCH
-    r = jnp.where(small, 2.0 * TABLE_RHO_SWITCH, rho)
-    inv = 1.0 / r
+    small, r, inv = _safe_inverse(rho)
     th = jnp.sqrt(r)
-    basis = (jnp.sin(th) * (th * inv), jnp.cos(th), jnp.ones_like(r))
-    closed, power = 0.0, jnp.ones_like(r)
-    for k in range(K):
-        for j, f in enumerate(basis):
-            if np.any(_CLOSED_FORM_COEFFICIENTS[:, j, k]):
-                closed = closed + packed[3 * k + j][col] * (f * power)
-        power = power * inv
-    series = _horner([packed[3 * K + i][col] for i in range(_SERIES_COEFFICIENTS.shape[1])], rho)
-    return jnp.where(small, series, closed)
+    return _table_from_basis(rho, small, inv, jnp.sin(th) * (th * inv), jnp.cos(th))
+
+
+def coefficient_table_of_angle(theta: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
+    """:func:`coefficient_table` at ``rho = theta**2`` from a signed angle ``theta`` (the
+    coefficients are even in ``theta``): no square root, and ``sin(theta)``, ``cos(theta)``
+    are the ones a planar rotation by ``theta`` computes anyway (XLA shares them)."""
+    theta = jnp.asarray(theta)
+    rho = theta * theta
+    small, _, inv = _safe_inverse(rho)
+    return _table_from_basis(rho, small, inv, jnp.sin(theta) * (theta * inv), jnp.cos(theta))

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
-from ..lie._coefficients import coefficient_table
+from ..lie._coefficients import coefficient_table, coefficient_table_of_angle
 
 
 def _cross_t(a, b) -> tuple:
@@ -68,16 +68,17 @@ def _dot3(a, b) -> Array:
 
 
 @jax.custom_jvp
-def _planar_coefficients(rho: Array) -> tuple[Array, Array, Array]:
-    """``(a, b, c)`` of :func:`coefficient_table` with a table-based JVP."""
-    return tuple(coefficient_table(rho)[:3])
+def _planar_coefficients(w: Array) -> tuple[Array, Array, Array]:
+    """``(a, b, c)`` of :func:`coefficient_table` at ``rho = w**2`` for the planar angle
+    ``w``, with a table-based JVP."""
+    return tuple(coefficient_table_of_angle(w)[:3])
 
 
 @_planar_coefficients.defjvp
 def _planar_coefficients_jvp(primals, tangents):
-    (rho,), (drho,) = primals, tangents
-    table = coefficient_table(rho)
-    return tuple(table[:3]), tuple(table[3:6] * drho)
+    (w,), (dw,) = primals, tangents
+    table = coefficient_table_of_angle(w)
+    return tuple(table[:3]), tuple(table[3:6] * (2.0 * w * dw))
 
 
 # The spatial kernels read table rows through gathers (index arrays), the planar ones
@@ -231,8 +232,7 @@ class PlanarOps:
     def exp(X: Array) -> tuple[Array, Array]:
         """``exp(X) = (R(w), [[a, -w b], [w b, a]] v)``; ``X`` ``(3, P)``."""
         w, vx, vy = X[0], X[1], X[2]
-        rho = w * w
-        a, b, _ = _planar_coefficients(rho)
+        a, b, _ = _planar_coefficients(w)
         wb = w * b
         c, s = jnp.cos(w), jnp.sin(w)
         R = jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
@@ -254,8 +254,7 @@ class PlanarOps:
     def tangent_apply(X: Array, x: Array) -> Array:
         """``T(X) x`` with ``T = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``."""
         w, vx, vy = X[0], X[1], X[2]
-        rho = w * w
-        a, b, c = _planar_coefficients(rho)
+        a, b, c = _planar_coefficients(w)
         wb, wc = w * b, w * c
         x0, x1, x2 = x[0], x[1], x[2]
         return jnp.stack(
