@@ -263,6 +263,23 @@ def test_actuation_is_work_conjugate_to_tendon_contraction(model):
     np.testing.assert_array_equal(f_neg, np.zeros(model.num_dofs))
 
 
+@pytest.mark.parametrize("case", ["pcs3_pcc_tendons_linear", "planar3_all_tendons", "pcs2_mixed"])
+def test_actuation_force_equals_actuation_matrix_times_effort(case):
+    """``actuation_force`` (tendon forces formed in strain space, generalized forces placed
+    on their coordinates, neither forming ``A``) equals ``A(q) effort(u)``, with signed
+    inputs (slack tendons) and, for generalized actuation, repeated and missing indices."""
+    model = build_case(case, seed=3)
+    if not isinstance(model.actuation, sg.Tendons):
+        n = model.num_dofs
+        model = model.with_actuation(sg.GeneralizedActuation(indices=(0, 0, n - 1, 2)))
+    rng = np.random.default_rng(11)
+    q, _ = random_state(model, rng)
+    u = jnp.asarray(rng.normal(size=model.num_actuators))
+    expected = model.actuation_matrix(q) @ model.actuation.effort(u)
+    np.testing.assert_allclose(model.actuation_force(q, u), expected, rtol=1e-13, atol=1e-15)
+    assert np.any(np.asarray(expected) != 0.0)
+
+
 def test_tendon_lengths_match_routed_polyline(model):
     """Tendon lengths equal the length of the routed path traced in space (polyline through
     p(s) + R(s) r(s) sampled densely), an independent geometric computation."""

@@ -51,9 +51,7 @@ class GeneralizedActuation(eqx.Module):
         """``A u`` without forming ``A``: ``u`` placed on the driven coordinates."""
         if self.indices is None:
             return u
-        slots = np.full(num_dofs, len(self.indices))
-        slots[list(self.indices)] = np.arange(len(self.indices))
-        return jnp.concatenate([u, jnp.zeros((1,), u.dtype)])[slots]
+        return jnp.zeros((num_dofs,), u.dtype).at[np.asarray(self.indices)].add(u)  # repeats add up
 
 
 def _gauss_legendre(num_points: int) -> tuple[np.ndarray, np.ndarray]:
