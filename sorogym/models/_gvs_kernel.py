@@ -58,10 +58,16 @@ def cell_end_poses(root, cells: Local) -> tuple[Array, Array]:
     R0, p0 = root[0][..., 0], root[1][:, 0]
 
     def compose(a, b):  # leading batch axis: pose a followed by pose b
-        return (jnp.einsum("...ij,...jk->...ik", a[0], b[0]), a[1] + jnp.einsum("...ij,...j->...i", a[0], b[1]))
+        # 3x3 products as sums of broadcast products: they fuse with the scan's slicing
+        # and padding, where batched dots were a kernel each per level
+        Ra, pa = a
+        Rb, pb = b
+        R = sum(Ra[..., :, j, None] * Rb[..., None, j, :] for j in range(3))
+        return R, pa + sum(Ra[..., :, j] * pb[..., None, j] for j in range(3))
 
     Rc, pc = jax.lax.associative_scan(compose, (jnp.moveaxis(cells.R, -1, 0), jnp.moveaxis(cells.p, -1, 0)))
-    return jnp.einsum("ij,cjk->ikc", R0, Rc), p0[:, None] + jnp.einsum("ij,cj->ic", R0, pc)
+    R, p = compose((R0[None], p0[None]), (Rc, pc))
+    return jnp.moveaxis(R, 0, -1), jnp.moveaxis(p, 0, -1)
 
 
 def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x):
