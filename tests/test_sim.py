@@ -164,3 +164,23 @@ def test_predictor_corrector_is_second_order_and_first_scheme_first_order():
     assert 0.7 < order["trapezoid"] < 1.4, errs
     assert 1.7 < order["pc"] < 2.4, errs
     assert errs["pc"][1] < errs["trapezoid"][1]
+
+
+def test_fixed_step_rollout_saves_at_arbitrary_times_and_checks_them():
+    """Fixed-step rollouts solve between save times: at irregular save times (not on the
+    step grid) they match an adaptive reference, and bad save times raise."""
+    m = _arm(damping=2.0, planar=True)
+    y0 = jnp.zeros(2 * m.num_dofs)
+    u = jnp.array([0.05, 0.0, -0.02, 0.01])  # generalized forces on the 4 coordinates
+    ts = jnp.array([0.0, 0.0123, 0.05, 0.0777, 0.1])
+    fixed = sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts)
+    ref = sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts,
+                            stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-12))
+    np.testing.assert_allclose(fixed.ts, ts)
+    np.testing.assert_array_equal(fixed.ys[0], y0)
+    scale = np.abs(np.asarray(ref.ys)).max()
+    assert scale > 0
+    np.testing.assert_allclose(fixed.ys, ref.ys, atol=1e-7 * scale)
+    for bad in ([0.05, 0.01], [0.0, 0.2], [-0.01, 0.05]):
+        with pytest.raises(ValueError, match="save_ts"):
+            sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=jnp.array(bad))
