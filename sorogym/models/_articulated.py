@@ -48,6 +48,7 @@ from jaxtyping import Array, ArrayLike, Float
 from ..actuation import ArticulatedTendons, ChainFrames, GeneralizedActuation, McKibbenMuscles, PulleyTendons
 from ..lie import se3, so3
 from ._base import SoftRobot
+from ._linalg import spd_solve
 
 
 def _spatial_inertia(mass: Array, com: Array, inertia: Array) -> Array:
@@ -379,11 +380,6 @@ class ArticulatedSoftRobot(SoftRobot):
         linear in the pressure."""
         return self._actuation_matrix_from(q, self._frames_for_actuation(q))
 
-    def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
-        """``A(q) effort(u)`` ``(n,)``: tensions and pressures are clipped at zero (unless the
-        tendons are ``signed``)."""
-        return self.actuation_matrix(q) @ self.actuation.effort(u)
-
     def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
         """Path lengths ``L(q)`` ``(m,)`` [m] of the tendons or McKibben muscles."""
         if isinstance(self.actuation, GeneralizedActuation):
@@ -446,9 +442,12 @@ class ArticulatedSoftRobot(SoftRobot):
         Mi = self._spatial_inertias()
         M = jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
         frames = ChainFrames(self.params.base_pose, poses, J)
-        act = self._actuation_matrix_from(q, frames) @ self.actuation.effort(u)
+        if isinstance(self.actuation, GeneralizedActuation):
+            act = self.actuation.force(u, self.num_dofs)
+        else:  # the chain frames of the dynamics serve the routing too
+            act = self._actuation_matrix_from(q, frames) @ self.actuation.effort(u)
         tau = act - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.params.damping * qd
         if len(actuation_args) > 1:
             tau = tau + actuation_args[1]
-        qdd = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), tau)
+        qdd = spd_solve(M, tau)
         return jnp.concatenate([qd, qdd])

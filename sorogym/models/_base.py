@@ -13,6 +13,8 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ..actuation import GeneralizedActuation
+
 
 class SoftRobot(eqx.Module):
     """Abstract control-ready soft-robot model (see module docstring)."""
@@ -78,9 +80,13 @@ class SoftRobot(eqx.Module):
     def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
         """``A(q) = d phi/dq^T`` mapping actuator efforts to generalized forces."""
 
-    @abc.abstractmethod
     def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
-        """``A(q) effort(u)``, the generalized actuation force."""
+        """``A(q) effort(u)``, the generalized actuation force (tensions and pressures are
+        clipped at zero unless signed); generalized actuation places ``u`` on its
+        coordinates without forming ``A``."""
+        if isinstance(self.actuation, GeneralizedActuation):
+            return self.actuation.force(u, self.num_dofs)
+        return self.actuation_matrix(q) @ self.actuation.effort(u)
 
     @abc.abstractmethod
     def kinetic_energy(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, ""]:

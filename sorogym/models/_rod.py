@@ -19,18 +19,10 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..actuation import GeneralizedActuation, Tendons
+from ..actuation import Tendons
 from ._base import SoftRobot
+from ._linalg import spd_solve
 from ._rod_ops import SpatialOps
-
-
-def spd_solve(M: Array, b: Array) -> Array:
-    """``M^-1 b`` for a symmetric positive-definite ``M`` ``(n, n)`` and ``b`` ``(n,)``:
-    Cholesky factor (``M`` is taken as symmetric, not symmetrised) and two triangular
-    solves, with no intermediate layout changes."""
-    L = jax.lax.linalg.cholesky(M, symmetrize_input=False)
-    x = jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True)
-    return jax.lax.linalg.triangular_solve(L, x, left_side=True, lower=True, transpose_a=True)[:, 0]
 
 
 class QuadratureRod(SoftRobot):
@@ -161,12 +153,6 @@ class QuadratureRod(SoftRobot):
         if isinstance(self.actuation, Tendons):
             return self.tendon_lengths(jnp.zeros_like(q)) - self.tendon_lengths(q)
         return self.actuation_matrix(q).T @ q
-
-    def actuation_force(self, q, u) -> Float[Array, " n"]:
-        """``A(q) effort(u)`` (tendon tensions are clipped at zero)."""
-        if isinstance(self.actuation, GeneralizedActuation):
-            return self.actuation.force(u, self.num_dofs)
-        return self.actuation_matrix(q) @ self.actuation.effort(u)
 
     def kinetic_energy(self, q, qd) -> Float[Array, ""]:
         return 0.5 * qd @ (self.inertia_matrix(q) @ qd)

@@ -21,11 +21,11 @@ import abc
 from typing import ClassVar
 
 import diffrax
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array
 
 from ..models import SoftRobot
+from ..models._linalg import spd_solve
 
 
 def _split(y: Array) -> tuple[Array, Array]:
@@ -47,7 +47,7 @@ def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, 
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
     # K is affine with Jacobian S (K = S q for the rods, S (q - rest) for the chain)
     rhs = F - model.elastic_force(q + (0.5 * h) * v) - D @ v
-    dv = h * jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(W), rhs)
+    dv = h * spd_solve(W, rhs)
     return jnp.concatenate([q + h * v + (0.5 * h) * dv, v + dv])
 
 
