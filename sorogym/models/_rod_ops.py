@@ -62,6 +62,13 @@ def _rows(x: Array, start: int, stop: int, expand: bool = False) -> tuple:
     return tuple(x[i][None] if expand else x[i] for i in range(start, stop))
 
 
+def _compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
+    """``(R0, p0) (R1, p1) = (R0 R1, p0 + R0 p1)`` per point (SE(3) or SE(2))."""
+    k = R0.shape[0]
+    Rp1 = _matvec_t(R0, _rows(p1, 0, k, expand=True))
+    return _matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(k)])
+
+
 def _dot3(a, b) -> Array:
     """``a . b`` over 3 components, unrolled."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
@@ -135,11 +142,7 @@ class SpatialOps:
         wv = _cross(w, v)
         return R, v + b * wv + c * _cross(w, wv)
 
-    @staticmethod
-    def compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
-        """``(R0, p0) (R1, p1) = (R0 R1, p0 + R0 p1)``."""
-        Rp1 = _matvec_t(R0, _rows(p1, 0, 3, expand=True))
-        return _matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(3)])
+    compose = staticmethod(_compose)
 
     @staticmethod
     def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
@@ -238,10 +241,7 @@ class PlanarOps:
         R = jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
         return R, jnp.stack([a * vx - wb * vy, wb * vx + a * vy])
 
-    @staticmethod
-    def compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
-        Rp1 = _matvec_t(R0, _rows(p1, 0, 2, expand=True))
-        return _matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(2)])
+    compose = staticmethod(_compose)
 
     @staticmethod
     def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
