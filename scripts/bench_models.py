@@ -238,6 +238,28 @@ def forward_dynamics_row(label, size, model, blocks, calls, input_scale=0.0, rto
     }
 
 
+def bench_dispatch_floor(blocks, calls=200):
+    """What any jitted call costs before its kernels run, measured like the rows above: a
+    one-kernel program XLA counts as cheap (under 1000 flops: PjRt runs it on the calling
+    thread) and a one-kernel program above that count (dispatched to a worker thread, as
+    every forward-dynamics program here is, ours and soromox's alike)."""
+    y, u = jnp.linspace(0.1, 0.6, 6), jnp.zeros(3)
+
+    def above(y, u):  # 200 chained multiply-adds on 6 numbers: one fused loop, 2400 flops
+        for _ in range(200):
+            y = y * 1.0001 + 1e-6
+        return y
+
+    fns = [jax.jit(lambda y, u: 2.0 * y), jax.jit(above)]
+    flops = [float(np.sum([c.get("flops", 0.0) for c in np.atleast_1d(f.lower(y, u).compile().cost_analysis())]))
+             for f in fns]
+    inline_us, dispatched_us = interleaved_per_call_us(fns, (y, u), blocks, calls)
+    print(f"  dispatch floor: cheap program {inline_us:.1f} us ({flops[0]:.0f} flops), "
+          f"one kernel above 1000 flops {dispatched_us:.1f} us ({flops[1]:.0f} flops)", flush=True)
+    return {"inline_us": inline_us, "inline_flops": flops[0], "dispatched_us": dispatched_us,
+            "dispatched_flops": flops[1]}
+
+
 def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
     return [
         forward_dynamics_row("PlanarPCS" if planar else "PCS", N,
@@ -454,13 +476,17 @@ def meta(quick, notes):
     return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba"), notes)
 
 
-def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam):
+def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None):
     md = [f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
           f"float64, git {str(info['git_revision'])[:8]}.", ""]
     fd_note = ("per call (jitted single-state call, incl. Python dispatch) and per evaluation inside a "
                f"compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)")
     if fd:
         md += [f"**Forward dynamics, PCS**: {fd_note}", "", markdown_table(fd, FD_COLS), ""]
+    if floor:
+        md += [f"Dispatch floor of a jitted call (same run): {floor['inline_us']:.1f} us for a one-kernel "
+               f"program under XLA's 1000-flop 'cheap' count (run on the calling thread), "
+               f"{floor['dispatched_us']:.1f} us for one kernel above it (handed to a worker thread).", ""]
     if gvs:
         md += [f"**Forward dynamics, GVS** (`gvs_model`, N = links, zero-order bases, 5 Gauss points): {fd_note}", "",
                markdown_table(gvs, FD_COLS), ""]
@@ -558,9 +584,11 @@ def main():
     info = meta(quick, notes)
     t_start = time.perf_counter()
     fd, gvs, arti, rollouts, fast = [], [], [], [], []
+    floor = None
     if "pcs" in sections:
         print("[pcs] forward dynamics", flush=True)
         fd = bench_forward_dynamics(blocks=blocks, segments=(1, 4) if quick else (1, 2, 4))
+        floor = bench_dispatch_floor(blocks=blocks)
     if "gvs" in sections:
         print(f"[gvs] forward dynamics ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
         gvs = bench_gvs_forward_dynamics(blocks=blocks, links=(1, 4) if quick else (1, 2, 4, 8))
@@ -589,7 +617,7 @@ def main():
                         f"min_speedup_{key}_loop": float(np.min([r["speedup_loop"] for r in rows]))}
     if rollouts:
         summary["rollout_speedup_vs_soromox"] = {r["case"]: r["speedup_vs_soromox"] for r in rollouts}
-    result = {"meta": info, "forward_dynamics": fd, "gvs_forward_dynamics": gvs, "articulated_forward_dynamics": arti,
+    result = {"meta": info, "forward_dynamics": fd, "dispatch_floor": floor, "gvs_forward_dynamics": gvs, "articulated_forward_dynamics": arti,
               "rollouts": rollouts,
               "fast_integrator": fast, "summary": summary}
     out_dir = ROOT / "results" / "bench"
@@ -613,7 +641,7 @@ def main():
                          fast, FI_COLS), end="\n\n")
     print("summary: " + json.dumps(summary, indent=1) + f"\nwrote {path}")
     if not quick:
-        write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam)
+        write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam, floor)
         if rollouts:
             write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam)
 
