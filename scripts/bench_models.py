@@ -43,20 +43,31 @@ G_ACC = 9.81
 SAVE_DT = 0.01
 # Paper beam (SoRoMoX App. B-A): 0.6 m as two 0.3 m PCS segments, upright along world +z.
 BEAM = dict(seg_length=0.3, num_segments=2, radius=0.03, density=1000.0, young=1e6, nu=0.5, eta=1e4)
-# The three Table IV scenarios that PCS models can run (the fourth, spatial GVS, needs a GVS model).
-# `load`: distributed acceleration (world, 3D) acting on rho A, read as +x, +x and +y, and +z
-# like the paper's "along the global X / Y / Z direction" (with -z the upright beam would be
-# past its self-weight buckling load, q = 27.7 N/m > 7.84 EI / L^3 = 23.1 N/m, where the tip
-# is very sensitive to small stiffness differences). Tendons: straight, base to tip, 2 cm from
-# the centre line, 90 degrees apart; the paper does not state the tension: 20 N each bends
-# the tip ~0.1 m sideways.
+# The Table IV scenarios. `load`: distributed acceleration (world, 3D) acting on rho A, read
+# as +x, +x and +y, and +z like the paper's "along the global X / Y / Z direction" (with -z the
+# upright beam would be past its self-weight buckling load, q = 27.7 N/m > 7.84 EI / L^3 =
+# 23.1 N/m, where the tip is very sensitive to small stiffness differences). Tendons: straight,
+# base to tip, 2 cm from the centre line, 90 degrees apart; the paper does not state the
+# tension: 20 N each bends the tip ~0.1 m sideways. `model`: two PCS segments, or two GVS links
+# (the paper runs the spatial beam on both, and its tendon case on GVS; we run the tendon case
+# on both as well).
 TENDON_OFFSETS = ((0.02, 0.0), (0.0, 0.02))  # [y, z] in the PCS body frame (world +y and -x upright)
 TENDON_TENSION = 20.0
 ROLLOUT_CASES = {
-    "beam_planar_pcs": dict(planar=True, load=(G_ACC, 0.0, 0.0), tendons=False),
-    "beam_spatial_pcs": dict(planar=False, load=(G_ACC, G_ACC, 0.0), tendons=False),
-    "tendon_spatial_pcs": dict(planar=False, load=(0.0, 0.0, G_ACC), tendons=True),
+    "beam_planar_pcs": dict(planar=True, load=(G_ACC, 0.0, 0.0), tendons=False, model="pcs"),
+    "beam_spatial_pcs": dict(planar=False, load=(G_ACC, G_ACC, 0.0), tendons=False, model="pcs"),
+    "beam_spatial_gvs": dict(planar=False, load=(G_ACC, G_ACC, 0.0), tendons=False, model="gvs"),
+    "tendon_spatial_pcs": dict(planar=False, load=(0.0, 0.0, G_ACC), tendons=True, model="pcs"),
+    "tendon_spatial_gvs": dict(planar=False, load=(0.0, 0.0, G_ACC), tendons=True, model="gvs"),
 }
+# The GVS links of the Table IV cases: all six strains, with quadratic bending (the curvature
+# of a cantilever under a distributed load is quadratic along it), 5 Gauss points per link.
+GVS_BEAM_ORDERS = {"ky": 2, "kz": 2}
+# Their fastest damped mode (4.6e4 1/s at the unloaded state; 2.5e4 1/s for the 2-segment PCS)
+# is past fixed-step Tsit5's stability at 1e-4 s, so both libraries run the GVS cases on Tsit5
+# with the same PID step-size controller (first step 1e-4 s), as the paper's ode45 would.
+GVS_STEP_TOLERANCES = dict(rtol=1e-6, atol=1e-6)
+GVS_MAX_STEPS = 400_000
 ELASTICA_DT = 2e-4  # PositionVerlet, 50 elements: 4e-4 diverges, 3e-4 is stable; 2e-4 keeps a 2x margin
 ELASTICA_ELEMENTS = 50
 CONVERGED_SEGMENTS = 8  # finer PCS run once per case (not timed) to split discretisation from model gap
@@ -74,9 +85,15 @@ def make_pcs(planar, lengths, radius, density, young, damping, gravity=None, nu=
     return (sg.PlanarPCS if planar else sg.PCS)(params)
 
 
-def beam_model(case, num_segments=BEAM["num_segments"]):
-    """The sorogym model of a Table IV case and its constant input (``None``: no actuation)."""
+def beam_model(case, num_segments=BEAM["num_segments"], pcs=False):
+    """The sorogym model of a Table IV case and its constant input (``None``: no actuation).
+    GVS cases give two GVS links (:data:`GVS_BEAM_ORDERS`) unless ``pcs`` (then the PCS model
+    of the same scenario with ``num_segments`` segments)."""
     b, c = BEAM, ROLLOUT_CASES[case]
+    if c["model"] == "gvs" and not pcs:
+        model, u = beam_model(case, pcs=True)
+        return sg.GVS(sg.GVSParams.from_rod(model.params), sg.StrainBasis.create(None, GVS_BEAM_ORDERS),
+                      actuation=model.actuation, num_gauss_points=5), u
     load = np.asarray(c["load"])
     gravity = load[[0, 2]] if c["planar"] else load  # planar world (x, y) is the 3D (x, z) plane
     lengths = [b["seg_length"] * b["num_segments"] / num_segments] * num_segments
@@ -305,7 +322,7 @@ def elastica_rollout(case, t1, dt=ELASTICA_DT, n_elements=ELASTICA_ELEMENTS):
     from sorogym.envs._elastica import RodSpec, TendonRod, matched_damping_rate
 
     b, c = BEAM, ROLLOUT_CASES[case]
-    model, _ = beam_model(case)
+    model, _ = beam_model(case, pcs=True)
     gamma = matched_damping_rate(model)
     spec = RodSpec(
         length=b["seg_length"] * b["num_segments"], radius=b["radius"], density=b["density"],
@@ -328,10 +345,17 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
     agreement; a ``converged_segments`` PCS (sorogym, not timed; ``None`` skips it) separates
     the 2-segment discretisation from the rod-vs-PCS modelling gap."""
     ts = jnp.asarray(save_times(t1))
-    f_sg = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(m, y, t1, u=u, solver_dt=1e-4, save_ts=ts).ys)
-    f_mx = eqx.filter_jit(lambda r, y, u: r.rollout_to(
-        initial_state=soromox.SystemState(t=jnp.array(0.0), y=y), u=u, t1=t1, solver_dt=1e-4,
-        save_ts=ts, solver=diffrax.Tsit5()).y)
+    fixed = dict(stepsize_controller=diffrax.ConstantStepSize(), max_steps=None)
+    adaptive = dict(stepsize_controller=diffrax.PIDController(**GVS_STEP_TOLERANCES), max_steps=GVS_MAX_STEPS)
+
+    def rollout_fns(steps):
+        f_sg = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(m, y, t1, u=u, solver_dt=1e-4, save_ts=ts, **steps).ys)
+        f_mx = eqx.filter_jit(lambda r, y, u: r.rollout_to(
+            initial_state=soromox.SystemState(t=jnp.array(0.0), y=y), u=u, t1=t1, solver_dt=1e-4,
+            save_ts=ts, solver=diffrax.Tsit5(), **steps).y)
+        return f_sg, f_mx
+
+    fns = {"pcs": rollout_fns(fixed), "gvs": rollout_fns(adaptive)}
     # Shorter segments stiffen the fastest damped mode past Tsit5's stability at 1e-4 s, so the
     # finer PCS runs on the linearly implicit trapezoid (K, D constant) at FINE_DT.
     f_fine = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(
@@ -341,6 +365,7 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
     for case in cases:
         spec = ROLLOUT_CASES[case]
         planar = spec["planar"]
+        f_sg, f_mx = fns[spec["model"]]
         model, u = beam_model(case)
         rob, combine = soromox_twin(model)
         u_mx = None if u is None else jnp.asarray(combine @ np.asarray(u))
@@ -352,7 +377,10 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
         tip_sg = tip_in_3d(tip_fn_sorogym(model)(jnp.asarray(res["sorogym"][2][:, :n])), planar)
         tip_mx = tip_in_3d(tip_fn_soromox(rob, model)(jnp.asarray(res["soromox"][2][:, :n])), planar)
         row = {
-            "case": case, "horizon_s": t1, "load_acc": list(spec["load"]),
+            "case": case, "model": type(model).__name__, "num_dofs": n, "horizon_s": t1,
+            "steps": ("Tsit5, PID controller " + ", ".join(f"{k} {v:g}" for k, v in GVS_STEP_TOLERANCES.items())
+                      if spec["model"] == "gvs" else "Tsit5, dt 1e-4"),
+            "load_acc": list(spec["load"]),
             "tendon_tension_N": TENDON_TENSION if spec["tendons"] else None,
             "sorogym_s": res["sorogym"][1], "soromox_s": res["soromox"][1], "pyelastica_s": el_wall,
             "speedup_vs_soromox": res["soromox"][1] / res["sorogym"][1],
@@ -368,7 +396,7 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
             "final_tip_pyelastica": tip_el[-1].tolist(),
         }
         if converged_segments is not None:
-            fine, u_fine = beam_model(case, converged_segments)
+            fine, u_fine = beam_model(case, converged_segments, pcs=True)
             ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
             tip_fine = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
             tag = f"{converged_segments}seg"
@@ -438,7 +466,7 @@ FD_COLS = [("model", "model", ""), ("segments", "N", ""), ("sorogym_us", "sorogy
            ("soromox_us", "soromox [us]", ".1f"), ("speedup", "speedup", ".2f"),
            ("sorogym_loop_us", "sorogym in loop [us]", ".1f"), ("soromox_loop_us", "soromox in loop [us]", ".1f"),
            ("speedup_loop", "speedup in loop", ".2f"), ("max_rel_diff", "rel. diff", ".1e")]
-RO_COLS = [("case", "case", ""), ("horizon_s", "T [s]", "g"), ("sorogym_s", "sorogym [s]", ".2f"),
+RO_COLS = [("case", "case", ""), ("model", "model", ""), ("num_dofs", "n", "d"), ("horizon_s", "T [s]", "g"), ("sorogym_s", "sorogym [s]", ".2f"),
            ("soromox_s", "soromox [s]", ".2f"), ("pyelastica_s", "PyElastica [s]", ".2f"),
            ("speedup_vs_soromox", "x soromox", ".2f"), ("speedup_vs_pyelastica", "x PyElastica", ".2f"),
            ("rmse_mx", "tip RMSE/L vs soromox", ".1e"), ("rmse_el", "tip RMSE/L vs PyElastica", ".3f"),
@@ -499,7 +527,8 @@ def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None)
                f"relative, asserted before timing): {fd_note}", "",
                markdown_table(arti, FD_COLS), ""]
     if ro_rows:
-        md += [f"**The paper's Table IV cases (0.6 m beam, 2 PCS segments), Tsit5 dt = 1e-4, {t_beam} s**", "",
+        md += [f"**The paper's Table IV cases (0.6 m beam as 2 PCS segments or 2 GVS links), {t_beam} s: "
+               f"Tsit5 dt = 1e-4 (PCS), Tsit5 with a PID controller (GVS; {_gvs_steps_text()})**", "",
                markdown_table(ro_rows, RO_COLS), ""]
     if fast:
         md += ["**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), ""]
@@ -507,9 +536,13 @@ def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None)
     print(f"wrote {path}")
 
 
+def _gvs_steps_text():
+    return ", ".join(f"{k} = {v:g}" for k, v in GVS_STEP_TOLERANCES.items())
+
+
 def write_table_iv(path, info, rollouts, ro_rows, t_beam):
     """The rollout section as the comparison report's Table IV (same run as models_cpu.json)."""
-    cols = [("case", "case", ""), ("sorogym_s", "sorogym [s]", ".2f"), ("soromox_s", "soromox [s]", ".2f"),
+    cols = [("case", "case", ""), ("model", "model", ""), ("num_dofs", "n", "d"), ("sorogym_s", "sorogym [s]", ".2f"), ("soromox_s", "soromox [s]", ".2f"),
             ("pyelastica_s", "PyElastica [s]", ".2f"), ("rmse_mx", "RMSE/L sorogym-soromox", ".1e"),
             ("rmse_el", "RMSE/L sorogym-PyElastica", ".3f"), ("max_el", "max dist. to PyElastica [m]", ".3f"),
             ("rmse_fine_el", f"RMSE/L {CONVERGED_SEGMENTS}-seg PCS-PyElastica", ".3f")]
@@ -521,7 +554,9 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam):
         f"# Table IV: {t_beam:g} s rollouts of the paper's beam on three libraries, one run", "",
         f"{info['date']}, CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), float64, "
         f"git {str(info['git_revision'])[:8]}. Written by `scripts/bench_models.py` (section 2 of "
-        "`results/bench/models_cpu.json`). sorogym and soromox: Tsit5, dt = 1e-4, 2 PCS segments; "
+        "`results/bench/models_cpu.json`). sorogym and soromox: 2 PCS segments on Tsit5, dt = 1e-4, or 2 GVS "
+        f"links (all six strains, quadratic bending: {GVS_BEAM_ORDERS}) on Tsit5 with a PID controller "
+        f"({_gvs_steps_text()}, first step 1e-4); "
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt = {ELASTICA_DT:g}. Times are medians "
         "after compilation. Tip agreement over the samples every 10 ms (no time alignment).", "",
         markdown_table(ro_rows, cols), "", "Final tip positions [m] (world frame):", "",
@@ -554,7 +589,9 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
         "Table IV cases (App. B-A): beam_planar_pcs load rho A g along +x (planar model in the x-z "
         "plane); beam_spatial_pcs along +x and +y; tendon_spatial_pcs: load along +z and two straight "
         f"tendons at 2 cm, 90 deg apart, {TENDON_TENSION:g} N each (tension not stated in the paper); "
-        "the paper's fourth case (spatial GVS) needs a GVS model",
+        f"the _gvs cases run the same scenarios on two GVS links (all six strains, orders {GVS_BEAM_ORDERS}, "
+        f"5 Gauss points) with Tsit5 and a PID controller ({_gvs_steps_text()}, first step 1e-4, both "
+        "libraries): their fastest damped mode (4.6e4 1/s) is past fixed-step Tsit5's stability at 1e-4",
         f"the {CONVERGED_SEGMENTS}-segment PCS column is one untimed sorogym rollout per case: it "
         "separates the 2-segment discretisation from the PCS-vs-rod modelling gap",
         "machine is shared; other processes may have been running (see loadavg)",
