@@ -345,17 +345,16 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
     agreement; a ``converged_segments`` PCS (sorogym, not timed; ``None`` skips it) separates
     the 2-segment discretisation from the rod-vs-PCS modelling gap."""
     ts = jnp.asarray(save_times(t1))
-    fixed = dict(stepsize_controller=diffrax.ConstantStepSize(), max_steps=None)
     adaptive = dict(stepsize_controller=diffrax.PIDController(**GVS_STEP_TOLERANCES), max_steps=GVS_MAX_STEPS)
 
-    def rollout_fns(steps):
+    def rollout_fns(steps):  # steps: {} = each library's default fixed steps
         f_sg = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(m, y, t1, u=u, solver_dt=1e-4, save_ts=ts, **steps).ys)
         f_mx = eqx.filter_jit(lambda r, y, u: r.rollout_to(
             initial_state=soromox.SystemState(t=jnp.array(0.0), y=y), u=u, t1=t1, solver_dt=1e-4,
             save_ts=ts, solver=diffrax.Tsit5(), **steps).y)
         return f_sg, f_mx
 
-    fns = {"pcs": rollout_fns(fixed), "gvs": rollout_fns(adaptive)}
+    fns = {"pcs": rollout_fns({}), "gvs": rollout_fns(adaptive)}
     # Shorter segments stiffen the fastest damped mode past Tsit5's stability at 1e-4 s, so the
     # finer PCS runs on the linearly implicit trapezoid (K, D constant) at FINE_DT.
     f_fine = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(
