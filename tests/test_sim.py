@@ -181,6 +181,10 @@ def test_fixed_step_rollout_saves_at_arbitrary_times_and_checks_them():
     scale = np.abs(np.asarray(ref.ys)).max()
     assert scale > 0
     np.testing.assert_allclose(fixed.ys, ref.ys, atol=1e-7 * scale)
+    # An explicit ConstantStepSize is the default fixed-step path, not a second one.
+    explicit = sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts,
+                                 stepsize_controller=diffrax.ConstantStepSize())
+    np.testing.assert_array_equal(explicit.ys, fixed.ys)
     for bad in ([0.05, 0.01], [0.0, 0.2], [-0.01, 0.05]):
         with pytest.raises(ValueError, match="save_ts"):
             sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=jnp.array(bad))

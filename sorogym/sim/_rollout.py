@@ -2,10 +2,11 @@
 
 All rollouts integrate ``model.forward_dynamics`` over ``y = [q, qd]`` with any
 ``diffrax.AbstractSolver`` (default :class:`diffrax.Tsit5`) at a fixed ``solver_dt``
-unless a ``stepsize_controller`` is given, and save at ``save_ts`` (or every ``save_dt``).
-With fixed steps the solve is split at the save times (steps restart at each of them, so
-a save time is always a step's end point); with a step-size controller it is one solve
-that interpolates at the save times.
+unless an adaptive ``stepsize_controller`` is given, and save at ``save_ts`` (or every
+``save_dt``). With fixed steps (no controller, or ``diffrax.ConstantStepSize()``) the solve
+is split at the save times (steps restart at each of them, so a save time is always a
+step's end point); with an adaptive controller it is one solve that interpolates at the
+save times.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _solve_between_saves(term, solver, y0, t0, args, solver_dt, ts, max_steps):
 def _solve(vector_field, y0, t0, t1, args, solver, solver_dt, ts, stepsize_controller, max_steps):
     solver = diffrax.Tsit5() if solver is None else solver
     _check_save_times(ts, t0, t1)
-    if stepsize_controller is None:
+    if stepsize_controller is None or isinstance(stepsize_controller, diffrax.ConstantStepSize):
         if max_steps is None:
             max_steps = int(np.ceil((t1 - t0) / solver_dt)) + 2
         return _solve_between_saves(diffrax.ODETerm(vector_field), solver, y0, t0, args, solver_dt, ts, max_steps)
