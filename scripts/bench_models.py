@@ -539,7 +539,7 @@ def _gvs_steps_text():
     return ", ".join(f"{k} = {v:g}" for k, v in GVS_STEP_TOLERANCES.items())
 
 
-def write_table_iv(path, info, rollouts, ro_rows, t_beam):
+def write_table_iv(path, info, rollouts, ro_rows, t_beam, source):
     """The rollout section as the comparison report's Table IV (same run as models_cpu.json)."""
     cols = [("case", "case", ""), ("model", "model", ""), ("num_dofs", "n", "d"), ("sorogym_s", "sorogym [s]", ".2f"), ("soromox_s", "soromox [s]", ".2f"),
             ("pyelastica_s", "PyElastica [s]", ".2f"), ("rmse_mx", "RMSE/L sorogym-soromox", ".1e"),
@@ -552,8 +552,8 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam):
     md = [
         f"# Table IV: {t_beam:g} s rollouts of the paper's beam on three libraries, one run", "",
         f"{info['date']}, CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), float64, "
-        f"git {str(info['git_revision'])[:8]}. Written by `scripts/bench_models.py` (section 2 of "
-        "`results/bench/models_cpu.json`). sorogym and soromox: 2 PCS segments on Tsit5, dt = 1e-4, or 2 GVS "
+        f"git {str(info['git_revision'])[:8]}. Written by `scripts/bench_models.py` (the rollout section "
+        f"of `results/bench/{source}`). sorogym and soromox: 2 PCS segments on Tsit5, dt = 1e-4, or 2 GVS "
         f"links (all six strains, quadratic bending: {GVS_BEAM_ORDERS}) on Tsit5 with a PID controller "
         f"({_gvs_steps_text()}, first step 1e-4); "
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt = {ELASTICA_DT:g}. Times are medians "
@@ -682,7 +682,7 @@ def main():
     if not quick:
         write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam, floor)
         if rollouts:
-            write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam)
+            write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam, path.name)
 
 
 if __name__ == "__main__":
