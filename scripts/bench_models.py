@@ -360,6 +360,8 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
     f_fine = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(
         m, y, t1, u=u, solver=sg.sim.LinearTrapezoid(m), solver_dt=FINE_DT, save_ts=ts).ys)
     elastica_rollout(cases[0], 0.02)  # numba warm-up
+    # A PCS case and its GVS twin are one physical scenario: PyElastica and the finer PCS run once for both.
+    scenario_runs = {}
     rows = []
     for case in cases:
         spec = ROLLOUT_CASES[case]
@@ -371,14 +373,17 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
         y0 = jnp.zeros(2 * model.num_dofs)
         L, n = float(model.total_length), model.num_dofs
         res = timed_jobs({"sorogym": (f_sg, (model, y0, u)), "soromox": (f_mx, (rob, y0, u_mx))}, reps)
-        el_runs = [elastica_rollout(case, t1) for _ in range(elastica_reps)]
+        scenario = (planar, spec["load"], spec["tendons"])
+        if scenario not in scenario_runs:
+            scenario_runs[scenario] = {"elastica": [elastica_rollout(case, t1) for _ in range(elastica_reps)]}
+        runs = scenario_runs[scenario]
+        el_runs = runs["elastica"]
         el_wall, gamma, tip_el = float(np.median([r[0] for r in el_runs])), el_runs[0][1], el_runs[0][2]
         tip_sg = tip_in_3d(tip_fn_sorogym(model)(jnp.asarray(res["sorogym"][2][:, :n])), planar)
         tip_mx = tip_in_3d(tip_fn_soromox(rob, model)(jnp.asarray(res["soromox"][2][:, :n])), planar)
         row = {
             "case": case, "model": type(model).__name__, "num_dofs": n, "horizon_s": t1,
-            "steps": ("Tsit5, PID controller " + ", ".join(f"{k} {v:g}" for k, v in GVS_STEP_TOLERANCES.items())
-                      if spec["model"] == "gvs" else "Tsit5, dt 1e-4"),
+            "steps": f"Tsit5, PID controller {_gvs_steps_text()}" if spec["model"] == "gvs" else "Tsit5, dt = 1e-4",
             "load_acc": list(spec["load"]),
             "tendon_tension_N": TENDON_TENSION if spec["tendons"] else None,
             "sorogym_s": res["sorogym"][1], "soromox_s": res["soromox"][1], "pyelastica_s": el_wall,
@@ -395,9 +400,11 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
             "final_tip_pyelastica": tip_el[-1].tolist(),
         }
         if converged_segments is not None:
-            fine, u_fine = beam_model(case, converged_segments, pcs=True)
-            ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
-            tip_fine = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
+            if "fine" not in runs:
+                fine, u_fine = beam_model(case, converged_segments, pcs=True)
+                ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
+                runs["fine"] = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
+            tip_fine = runs["fine"]
             tag = f"{converged_segments}seg"
             row["tip_agreement"] |= {f"sorogym_{tag}_vs_pyelastica": tip_agreement(tip_fine, tip_el, L),
                                      f"sorogym_vs_sorogym_{tag}": tip_agreement(tip_sg, tip_fine, L)}
