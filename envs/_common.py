@@ -6,6 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from sorogym.robots import ring_offsets, tendon_ring_pcs  # noqa: F401  (re-used by the reaching envs)
 from sorogym.control import clf_cbf_control, equilibrium_from_rest, quasi_static_tension_control, tip_distance
 
 
@@ -46,43 +47,6 @@ def tensions_from_action(action, max_tension):
 def action_from_tensions(u, max_tension):
     """The inverse of :func:`tensions_from_action`: ``2 u / max_tension - 1``."""
     return 2.0 * u / max_tension - 1.0
-
-
-def ring_offsets(radius: float, angles_deg) -> np.ndarray:
-    """Cross-section offsets ``[y, z] = radius [cos, sin](angle)`` for each angle [deg]."""
-    a = np.deg2rad(np.asarray(angles_deg, dtype=float))
-    return radius * np.stack([np.cos(a), np.sin(a)], axis=-1)
-
-
-def tendon_ring_pcs(config, mounting: str, dtype, active_strains=None):
-    """A spatial PCS rod with straight tendons on a ring, built from a reaching config
-    (``segment_lengths``, ``radius``, ``density``, ``young_modulus``, ``shear_modulus`` or
-    ``poisson_ratio``, per-strain ``damping`` (6,), ``gravity``, ``tendon_offset``,
-    ``tendon_angles_deg``, ``tendon_spans``); every segment gets the same damping and
-    tendon offsets."""
-    from sorogym.actuation import Tendons
-    from sorogym.models import PCS, RodParams
-
-    check_positive_fields(config, ("segment_lengths", "radius", "tendon_offset"))
-    if config.tendon_offset >= config.radius:
-        raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius})")
-    if len(config.damping) != 6:
-        raise ValueError(f"damping: expected 6 per-strain coefficients, got {len(config.damping)}")
-    N = len(config.segment_lengths)
-    elastic = {"young_modulus": config.young_modulus}
-    if hasattr(config, "shear_modulus"):
-        elastic["shear_modulus"] = config.shear_modulus
-    else:
-        elastic["poisson_ratio"] = config.poisson_ratio
-    params = RodParams.create(
-        length=list(config.segment_lengths), radius=config.radius, density=config.density, **elastic,
-        damping=np.tile(np.asarray(config.damping), (N, 1)), gravity=list(config.gravity), mounting=mounting,
-        dtype=dtype,
-    )
-    ring = ring_offsets(config.tendon_offset, config.tendon_angles_deg)  # (m, 2)
-    offsets = np.repeat(ring[:, None, :], N, axis=1)
-    tendons = Tendons(jnp.asarray(offsets, dtype), spans=config.tendon_spans)
-    return PCS(params, active_strains=active_strains, actuation=tendons)
 
 
 def reaching_terms(tip, goal, tensions, success_radius: float, max_tension: float):

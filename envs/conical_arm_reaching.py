@@ -1,7 +1,7 @@
 """``ConicalArmReaching-v0``: the conical tendon-driven GVS arm reaches static goals.
 
 Robot: the conical arm of the paper's identification study
-(:func:`sorogym.models.conical_tendon_arm`): length 360 mm, radius tapering linearly from
+(:func:`sorogym.robots.conical_tendon_arm`): length 360 mm, radius tapering linearly from
 15.4 mm at the base to 4.8 mm at the tip, E = 0.315 MPa, nu = 0.45, rho = 1320 kg/m^3
 (the identified material), hanging from the origin under gravity (backbone along world
 -z). Two GVS links split at 305 mm: the first with linear bending, constant torsion and
@@ -35,7 +35,8 @@ from __future__ import annotations
 import dataclasses
 
 from sorogym.env import EpisodeConfig, register
-from sorogym.models import GVS, conical_tendon_arm
+from sorogym.models import GVS
+from sorogym.robots import conical_tendon_arm
 
 from ._common import check_positive_fields
 from .tendon_reaching import RewardConfig, TendonReaching

@@ -1,7 +1,7 @@
 """``PoseTracking-v0``: a fully actuated two-segment soft arm tracks a figure-eight pose.
 
 The operational-space benchmark of the SoRoMoX paper (section V-C2, eqs. 25-28) as an RL
-task. Robot: two segments of the case-study rod (:func:`sorogym.control.case_study_pcs`),
+task. Robot: two segments of the case-study rod (:func:`sorogym.robots.case_study_pcs`),
 0.1 m each, r = 0.02 m, E = 2 kPa, G = 1 kPa, rho = 1070 kg/m^3, all twelve strains active,
 actuated directly in its coordinates (``A = I``, ``n = m = 12``), with Kelvin-Voigt damping
 ``viscosity = 300 Pa s`` (as ``StrainTracking-v0``; see its docstring). It hangs under
@@ -45,16 +45,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import (
-    FIGURE_EIGHT_AMPLITUDES,
-    ImpedanceController,
-    OperationalSpaceDynamics,
-    case_study_pcs,
-    figure_eight_reference,
-    matched_impedance_gains,
-)
+from sorogym.control import ImpedanceController, OperationalSpaceDynamics, matched_impedance_gains
 from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
 from sorogym.lie import so3
+from sorogym.robots import FIGURE_EIGHT_AMPLITUDES, case_study_pcs, figure_eight_reference
 
 from ._common import check_positive_fields
 from .strain_tracking import STRAIN_SCALES, VELOCITY_SCALE, RewardConfig  # the same tracking reward terms and scales

@@ -1,6 +1,6 @@
 """``SoftPendulumSwingUp-v0``: swing a soft pendulum up from hanging and balance it upright.
 
-Robot: the articulated soft pendulum (:func:`sorogym.models.soft_pendulum`): a soft rod of
+Robot: the articulated soft pendulum (:func:`sorogym.robots.soft_pendulum`): a soft rod of
 0.5 m, 0.5 kg and radius 20 mm on a free pivot at the world origin, as ``num_links`` = 4
 rigid links joined by elastic joints (the rod's lumped bending stiffness ``E I / (L / n)``
 with E = 1 MPa, Kelvin-Voigt dampers), swinging in the world x-z plane under gravity -z.
@@ -38,7 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
-from sorogym.models import ArticulatedSoftRobot, soft_pendulum, soft_pendulum_tip
+from sorogym.models import ArticulatedSoftRobot
+from sorogym.robots import soft_pendulum, soft_pendulum_tip
 
 from ._common import check_positive_fields
 

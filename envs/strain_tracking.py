@@ -1,7 +1,7 @@
 """``StrainTracking-v0``: a fully actuated soft segment tracks strain setpoints and trajectories.
 
 The configuration-space control benchmark of the SoRoMoX paper (section V-C1, eqs. 15-17)
-as an RL task. Robot: the case-study segment (:func:`sorogym.control.case_study_pcs`): one
+as an RL task. Robot: the case-study segment (:func:`sorogym.robots.case_study_pcs`): one
 spatial PCS segment, L = 0.1 m, r = 0.02 m, E = 2 kPa, G = 1 kPa, rho = 1070 kg/m^3, all six
 strains active, mounted horizontally under gravity, actuated directly in its coordinates
 (``A = I``, ``n = m = 6``). Kelvin-Voigt damping ``viscosity = 300 Pa s``: lighter than the
@@ -42,8 +42,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.control import ConfigurationController, FunctionReference, PIDGains, case_study_pcs
+from sorogym.control import ConfigurationController, FunctionReference, PIDGains
 from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
+from sorogym.robots import case_study_pcs
 
 from ._common import check_positive_fields
 

@@ -42,7 +42,7 @@ from sorogym.control import (  # noqa: E402
     case_study_pcs,
     strain_benchmark_reference,
 )
-from sorogym.control._case_studies import REGULATION_END, STRAIN_SETPOINTS, TRACKING_END  # noqa: E402
+from sorogym.robots import REGULATION_END, STRAIN_SETPOINTS, TRACKING_END  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
 
 COORDS = ("kappa_x", "kappa_y", "kappa_z", "dsigma_x", "sigma_y", "sigma_z")

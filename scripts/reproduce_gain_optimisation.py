@@ -62,8 +62,8 @@ from sorogym.control import (  # noqa: E402
     SynergisticController,
     static_equilibrium,
 )
-from sorogym.control._case_studies import CASE_STUDY_ROD  # noqa: E402
-from sorogym.envs._common import ring_offsets  # noqa: E402
+from sorogym.robots import CASE_STUDY_ROD  # noqa: E402
+from sorogym.robots import ring_offsets  # noqa: E402
 from sorogym.models import PCS, RodParams  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
 

@@ -72,7 +72,7 @@ from _runinfo import ROOT, run_metadata  # noqa: E402
 from reproduce_sysid import MARKER_NOISE, MAX_TENSION, NUM_INPUTS, TRUE, identify, rmse, synthetic_data, with_material  # noqa: E402
 
 from sorogym.actuation import Tendons  # noqa: E402
-from sorogym.models import conical_arm_markers, conical_tendon_arm  # noqa: E402
+from sorogym.robots import conical_arm_markers, conical_tendon_arm  # noqa: E402
 
 # The unmodelled effects of the "true" arm.
 TRUE_TENDON_OFFSET = 0.006  # m (model 0.005)

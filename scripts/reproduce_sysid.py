@@ -36,7 +36,7 @@ import optax  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _runinfo import ROOT, run_metadata  # noqa: E402
-from sorogym.models import conical_arm_markers, conical_tendon_arm  # noqa: E402
+from sorogym.robots import conical_arm_markers, conical_tendon_arm  # noqa: E402
 
 TRUE = np.array([0.315e6, 0.45, 1320.0])  # E [Pa], nu, rho [kg/m^3]
 INITIAL = np.array([0.505e6, 0.45, 1500.0])

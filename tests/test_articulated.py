@@ -426,11 +426,11 @@ def _instance_terms(robot, y, u, statics: bool):
 def test_soft_pendulum_builds_rests_hanging_and_solves_statics(actuation, u):
     """Every actuation: forward dynamics finite, hanging rest is an equilibrium; static
     equilibria under input (not repeated for joint torques, the same solve as base torque)."""
-    robot = sg.soft_pendulum(actuation=actuation, dtype=jnp.float64)
+    robot = sg.robots.soft_pendulum(actuation=actuation, dtype=jnp.float64)
     assert robot.num_dofs == 4 and robot.num_actuators == len(u)
     p = robot.params
     np.testing.assert_allclose(p.stiffness, [0.0] + [1e6 * np.pi * 0.02**4 / 4 / 0.125] * 3, rtol=1e-14)
-    np.testing.assert_allclose(sg.models.soft_pendulum_tip(robot, jnp.zeros(4)), [0, 0, -0.5], atol=1e-15)
+    np.testing.assert_allclose(sg.robots.soft_pendulum_tip(robot, jnp.zeros(4)), [0, 0, -0.5], atol=1e-15)
     rng = np.random.default_rng(60)
     y = jnp.asarray(rng.normal(size=8))
     yd, rest, q_star, residual = _instance_terms(robot, y, jnp.asarray(u, jnp.float64), actuation != "joint_torques")
@@ -443,7 +443,7 @@ def test_soft_pendulum_builds_rests_hanging_and_solves_statics(actuation, u):
     if actuation == "tendons":  # the +x tendon swings the pendulum towards +x (negative q_0)
         assert float(q_star[0]) < 0
     # the pendulum swings in the x-z plane
-    tip = sg.models.soft_pendulum_tip(robot, q_star)
+    tip = sg.robots.soft_pendulum_tip(robot, q_star)
     assert abs(float(tip[1])) < 1e-15
 
 
@@ -453,7 +453,7 @@ def _pumping_rollout(robot, y0):
     h, n = 1e-3, robot.num_dofs
 
     def f(y):
-        tau = sg.models.SOFT_PENDULUM_MAX_TORQUE * jnp.sign(y[n])
+        tau = sg.robots.SOFT_PENDULUM_MAX_TORQUE * jnp.sign(y[n])
         return robot.forward_dynamics(0.0, y, (tau[None],))
 
     def step(y, _):
@@ -462,7 +462,7 @@ def _pumping_rollout(robot, y0):
         k3 = f(y + 0.5 * h * k2)
         k4 = f(y + h * k3)
         y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-        return y, sg.models.soft_pendulum_tip(robot, y[:n])[2]
+        return y, sg.robots.soft_pendulum_tip(robot, y[:n])[2]
 
     return jax.lax.scan(step, y0, None, length=2600)[1]
 
@@ -471,7 +471,7 @@ def test_soft_pendulum_swing_up_needs_pumping():
     """With the suggested torque bound the pivot cannot hold the pendulum horizontal (even
     with the soft joints relaxed into their static equilibrium), but pumping energy with
     ``tau = 0.5 sign(qd_0)`` lifts the tip above the pivot within 2.6 s from rest."""
-    robot = sg.soft_pendulum(dtype=jnp.float64)
+    robot = sg.robots.soft_pendulum(dtype=jnp.float64)
     grad = jax.jit(jax.grad(robot.potential_energy))
     hess = jax.jit(jax.hessian(robot.potential_energy))
     q = jnp.asarray([np.pi / 2, 0.0, 0.0, 0.0])
@@ -480,7 +480,7 @@ def test_soft_pendulum_swing_up_needs_pumping():
         q = q.at[1:].add(-step)
     assert float(jnp.max(jnp.abs(grad(q)[1:]))) < 1e-12
     holding_torque = float(grad(q)[0])
-    assert holding_torque > 2 * sg.models.SOFT_PENDULUM_MAX_TORQUE, holding_torque
+    assert holding_torque > 2 * sg.robots.SOFT_PENDULUM_MAX_TORQUE, holding_torque
     heights = np.asarray(_pumping_rollout(robot, jnp.zeros(8).at[4].set(1e-3)))
     assert heights.max() > 0.0, heights.max()
 
@@ -495,11 +495,11 @@ def _umarm_terms(robot, y, u):
 def test_umarm_builds_and_solves_statics():
     """The default arm's structure (12 joints, 24 muscles, 1.15 kg); muscle torque,
     dynamics and statics on a 3-module arm (the same code, a cheaper compile)."""
-    robot = sg.umarm(dtype=jnp.float64)
+    robot = sg.robots.umarm(dtype=jnp.float64)
     assert (robot.num_dofs, robot.num_actuators) == (12, 24)
     np.testing.assert_allclose(float(jnp.sum(robot.params.mass)), 1.15, rtol=1e-14)
     np.testing.assert_allclose(robot.actuation.rest_lengths, 0.12, rtol=1e-14)  # straight muscles, half a module on each side
-    robot = sg.umarm(num_modules=3, dtype=jnp.float64)
+    robot = sg.robots.umarm(num_modules=3, dtype=jnp.float64)
     rng = np.random.default_rng(70)
     y = jnp.asarray(rng.normal(size=12) * 0.2)
     u = jnp.zeros(12).at[0].set(6e4).at[5].set(3e4).at[10].set(2e4)
@@ -507,27 +507,27 @@ def test_umarm_builds_and_solves_statics():
     np.testing.assert_allclose(last_frame, [0.0, 0.0, -0.24], atol=1e-14)  # hanging: the last spine link's joint
     np.testing.assert_allclose(A0 @ jnp.full(12, 5e4), 0.0, atol=1e-12)  # equal pressures: no torque when straight
     # one muscle at 100 kPa and zero contraction: 92.7 N at 25 mm
-    np.testing.assert_allclose(np.abs(A0[1, 0]) * sg.models.UMARM_MAX_PRESSURE, 2.3179, rtol=1e-4)
+    np.testing.assert_allclose(np.abs(A0[1, 0]) * sg.robots.UMARM_MAX_PRESSURE, 2.3179, rtol=1e-4)
     assert np.all(np.isfinite(np.asarray(yd)))
     np.testing.assert_allclose(rest, 0.0, atol=1e-12)
     assert float(jnp.max(jnp.abs(residual))) <= 1e-10
     assert float(jnp.max(jnp.abs(q_star))) > 0.05
-    upright = sg.umarm(num_modules=2, mounting="upright", dtype=jnp.float64)
+    upright = sg.robots.umarm(num_modules=2, mounting="upright", dtype=jnp.float64)
     np.testing.assert_allclose(upright._rest_frames().poses[-1][:3, 3], [0, 0, 0.12], atol=1e-15)
 
 
 def test_instances_reject_bad_arguments():
     cases = [
-        (sg.soft_pendulum, dict(num_links=0), "num_links"),
-        (sg.soft_pendulum, dict(stiffness=-1.0), "stiffness"),
-        (sg.soft_pendulum, dict(damping=-0.1), "damping"),
-        (sg.soft_pendulum, dict(actuation="muscles"), "actuation"),
-        (sg.soft_pendulum, dict(length=0.0), "length"),
-        (sg.soft_pendulum, dict(actuation="tendons", tendon_offset=-0.01), "tendon_offset"),
-        (sg.umarm, dict(num_modules=0), "num_modules"),
-        (sg.umarm, dict(stiffness=-1.0), "stiffness"),
-        (sg.umarm, dict(mounting="sideways"), "mounting"),
-        (sg.umarm, dict(braid_angle=1.2), "braid_angle"),
+        (sg.robots.soft_pendulum, dict(num_links=0), "num_links"),
+        (sg.robots.soft_pendulum, dict(stiffness=-1.0), "stiffness"),
+        (sg.robots.soft_pendulum, dict(damping=-0.1), "damping"),
+        (sg.robots.soft_pendulum, dict(actuation="muscles"), "actuation"),
+        (sg.robots.soft_pendulum, dict(length=0.0), "length"),
+        (sg.robots.soft_pendulum, dict(actuation="tendons", tendon_offset=-0.01), "tendon_offset"),
+        (sg.robots.umarm, dict(num_modules=0), "num_modules"),
+        (sg.robots.umarm, dict(stiffness=-1.0), "stiffness"),
+        (sg.robots.umarm, dict(mounting="sideways"), "mounting"),
+        (sg.robots.umarm, dict(braid_angle=1.2), "braid_angle"),
     ]
     for factory, kwargs, name in cases:
         with pytest.raises(ValueError, match=name):
@@ -536,12 +536,12 @@ def test_instances_reject_bad_arguments():
 
 @jax.jit
 def _trapezoid_vs_rk4(robot, y0, u):
-    from sorogym.sim._solvers import linear_trapezoid_step
+    from sorogym.sim import linear_trapezoid_step
 
     h = 1e-3
 
     def trap(y, _):
-        return linear_trapezoid_step(robot, 0.0, y, (u,), h), None
+        return linear_trapezoid_step(robot, y, lambda q, qd: robot.generalized_force(q, u), h), None
 
     def rk4(y, _):
         f = lambda y_: robot.forward_dynamics(0.0, y_, (u,))  # noqa: E731
@@ -558,7 +558,7 @@ def test_env_integrator_runs_on_the_chain():
     """The environments' linearly implicit trapezoid (``dynamical_terms``,
     ``generalized_force``, ``stiffness_matrix``, ``damping_matrix``) follows RK4 on the
     tendon-driven soft pendulum over 0.3 s."""
-    robot = sg.soft_pendulum(actuation="tendons", dtype=jnp.float64)
+    robot = sg.robots.soft_pendulum(actuation="tendons", dtype=jnp.float64)
     y0 = jnp.asarray([0.6, -0.2, 0.1, 0.0, 0.0, 1.0, 0.0, 0.0])
     y_trap, y_rk4 = _trapezoid_vs_rk4(robot, y0, jnp.asarray([5.0, 0.0]))
     np.testing.assert_allclose(y_trap[:4], y_rk4[:4], atol=5e-3)

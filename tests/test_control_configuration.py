@@ -16,14 +16,13 @@ from sorogym.control import (
     ConstantReference,
     FunctionReference,
     PIDGains,
-    figure_eight_reference,
     PoseReference,
     SampledReference,
     pose_error,
     saturate,
-    strain_benchmark_q,
 )
 from sorogym.lie import se3, so3
+from sorogym.robots import figure_eight_reference, strain_benchmark_q
 from sorogym.sim import rollout_closed_loop_to
 
 

@@ -220,7 +220,7 @@ def test_soft_pendulum_rewards_observation_and_the_swing_up_expert():
     swing must be pumped), and the energy-pumping + LQR expert swings the pendulum up and
     balances it; its discrete LQR alone holds it from 0.2 rad off upright."""
     from sorogym.agents.evaluate import evaluate_policy
-    from sorogym.models import soft_pendulum_tip
+    from sorogym.robots import soft_pendulum_tip
 
     env = sorogym.make("SoftPendulumSwingUp-v0")
     c, model = env.config, env.model

@@ -169,7 +169,7 @@ def test_static_equilibrium_of_a_tendon_driven_conical_arm():
     """``static_equilibrium`` works on GVS unchanged (the paper's conical arm): residual
     <= 1e-10 of the elastic scale, and the tip's derivative in the Young's modulus
     (implicit differentiation, forward mode) against central differences."""
-    model = sg.models.conical_tendon_arm(young_modulus=2e5, dtype=jnp.float64)
+    model = sg.robots.conical_tendon_arm(young_modulus=2e5, dtype=jnp.float64)
     assert (model.num_dofs, model.num_actuators) == (8, 2)
     u = jnp.asarray([2.0, 0.5])
 
@@ -190,7 +190,7 @@ def test_static_equilibrium_of_a_tendon_driven_conical_arm():
     assert np.linalg.norm(p - model.forward_kinematics(jnp.zeros(8), model.total_length)[:3, 3]) > 0.01  # bent
     fd = (tip_and_derivative(E + h)[0] - tip_and_derivative(E - h)[0]) / (2 * h)
     np.testing.assert_allclose(dp, fd, rtol=1e-5, atol=1e-12)
-    markers = jax.jit(sg.models.conical_arm_markers)(model, jnp.zeros(8))
+    markers = jax.jit(sg.robots.conical_arm_markers)(model, jnp.zeros(8))
     # at rest (hanging, stretched slightly by its weight) the markers sit at their offsets
     np.testing.assert_allclose(markers[:, :2], [[0.025, 0.0], [-0.021, 0.0], [0.020, 0.0], [0.0, 0.0]], atol=1e-12)
 

@@ -154,7 +154,7 @@ def test_trajectory_planning_goes_around_an_obstacle_the_straight_line_hits():
 
 
 def _one_segment_tendon_arm():
-    from sorogym.envs._common import tendon_ring_pcs
+    from sorogym.robots import tendon_ring_pcs
     from sorogym.envs.tendon_reaching import default_config
 
     cfg = dataclasses.replace(default_config(), segment_lengths=(0.12,), tendon_angles_deg=(0.0, 120.0, 240.0),

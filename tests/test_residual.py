@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from reproduce_residual import fit_network, optimal_residuals, residual_bounds, split  # noqa: E402
 
-from sorogym.models import conical_arm_markers, conical_tendon_arm  # noqa: E402
+from sorogym.robots import conical_arm_markers, conical_tendon_arm  # noqa: E402
 
 
 def test_bounds_follow_the_links_and_the_split_is_90_10():

@@ -156,7 +156,7 @@ def test_predictor_corrector_is_second_order_and_first_scheme_first_order():
 
     errs = {}
     for name, step in {
-        "trapezoid": lambda y, h: sg.sim.linear_trapezoid_step(m, 0.0, y, (u,), h),
+        "trapezoid": lambda y, h: sg.sim.linear_trapezoid_step(m, y, lambda q, v: m.generalized_force(q, u), h),
         "pc": lambda y, h: sg.sim.trapezoid_predictor_corrector_step(m, y, lambda q, v: m.generalized_force(q, u), h),
     }.items():
         errs[name] = [float(jnp.linalg.norm(jax.jit(run, static_argnums=0)(step, n) - ref)) for n in (100, 200)]

@@ -8,7 +8,7 @@ The controller contract: a controller maps the time ``t`` [s], the plant state
 :func:`sorogym.sim.rollout_discrete_closed_loop_to` (zero-order hold).
 """
 
-from ._affine import ControlAffine, SecondOrderOutput, control_affine_dynamics, dynamical_terms, second_order_output
+from ._affine import ControlAffine, SecondOrderOutput, control_affine_dynamics, second_order_output
 from ._clf_cbf import (
     SecondOrderGains,
     clf_cbf_control,
@@ -17,14 +17,6 @@ from ._clf_cbf import (
     tip_distance,
 )
 from ._actuation_space import ACTUATION_COMPENSATIONS, ActuationSpaceController, ActuationSpaceDynamics
-from ._case_studies import (
-    FIGURE_EIGHT_AMPLITUDES,
-    case_study_pcs,
-    figure_eight_pose,
-    figure_eight_reference,
-    strain_benchmark_q,
-    strain_benchmark_reference,
-)
 from ._configuration import COMPENSATIONS, ConfigurationController, PIDGains, check_full_actuation, saturate
 from ._operational import ImpedanceController, OperationalSpaceDynamics, SynergisticController, matched_impedance_gains
 from ._projection import project_halfspace, project_halfspace_box
@@ -49,10 +41,8 @@ __all__ = [
     "Reference", "ReferenceSample", "FunctionReference", "ConstantReference", "SampledReference",
     "PoseReference", "pose_error",
     "COMPENSATIONS", "ConfigurationController", "PIDGains", "check_full_actuation", "saturate",
-    "dynamical_terms",
     "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController", "matched_impedance_gains",
     "ActuationSpaceDynamics", "ActuationSpaceController", "ACTUATION_COMPENSATIONS",
-    "case_study_pcs", "FIGURE_EIGHT_AMPLITUDES", "strain_benchmark_q", "strain_benchmark_reference", "figure_eight_pose", "figure_eight_reference",
     "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
     "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",
     "project_halfspace", "project_halfspace_box",

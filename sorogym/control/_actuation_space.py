@@ -38,7 +38,6 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._affine import dynamical_terms
 from ._configuration import PIDGains
 from ._reference import Reference
 
@@ -100,7 +99,7 @@ class ActuationSpaceDynamics(eqx.Module):
         m = self.model
         J, Jd = jax.jvp(self.jacobian, (q,), (qd,))
         W = jnp.linalg.inv(J)
-        M, _, grav = dynamical_terms(m, q, qd)
+        M, _, grav = m.dynamical_terms(q, qd)
         C = m.coriolis_matrix(q, qd)
         return {
             "M": W.T @ M @ W, "C": W.T @ (C - M @ W @ Jd) @ W, "G": W.T @ grav,

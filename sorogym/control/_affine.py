@@ -35,20 +35,13 @@ class ControlAffine(NamedTuple):
     input_matrix: Float[Array, "2n m"]
 
 
-def dynamical_terms(model, q, qd) -> tuple[Array, Array, Array]:
-    """``(M(q), C(q, qd) qd, G(q))``, from one kinematics pass where the model offers it."""
-    if hasattr(model, "dynamical_terms"):
-        return model.dynamical_terms(q, qd)
-    return model.inertia_matrix(q), model.coriolis_force(q, qd), model.gravitational_force(q)
-
-
 def control_affine_dynamics(model, y: Float[Array, " 2n"], tau_ext: Float[Array, " n"] | None = None) -> ControlAffine:
     """The drift ``f0(y)`` ``(2n,)`` and input matrix ``f_u(y)`` ``(2n, m)`` of ``model`` at
     state ``y``, with an optional external generalized force ``tau_ext`` ``(n,)`` (contact,
     disturbances) counted in the drift. One factorisation of ``M(q)`` serves both."""
     q, qd = model.split_state(y)
     n = model.num_dofs
-    M, cor, grav = dynamical_terms(model, q, qd)
+    M, cor, grav = model.dynamical_terms(q, qd)
     rhs = -cor - grav - model.elastic_force(q) - model.damping_matrix() @ qd
     if tau_ext is not None:
         rhs = rhs + tau_ext

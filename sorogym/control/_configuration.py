@@ -43,7 +43,6 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._affine import dynamical_terms
 from ._reference import Reference, ReferenceSample
 
 COMPENSATIONS = (
@@ -222,10 +221,10 @@ class ConfigurationController(eqx.Module):
             return m.potential_force(q)
         D = m.damping_matrix()
         if kind == "feedforward":
-            M_d, cor_d, grav_d = dynamical_terms(m, q_d, qd_d)
+            M_d, cor_d, grav_d = m.dynamical_terms(q_d, qd_d)
             return M_d @ qdd_d + cor_d + grav_d + m.elastic_force(q_d) + D @ qd_d
         if kind == "mixed_state":
-            M, _, grav = dynamical_terms(m, q, qd)
+            M, _, grav = m.dynamical_terms(q, qd)
             return M @ qdd_d + m.coriolis_matrix(q, qd) @ qd_d + grav + m.elastic_force(q_d) + D @ qd_d
         raise AssertionError(kind)  # computed torque is assembled in split()
 
@@ -239,7 +238,7 @@ class ConfigurationController(eqx.Module):
         if self.compensation == "none":
             return jnp.zeros((A.shape[1],), y.dtype), A.T @ pid, self.gains.integral_rate(e)
         if self.compensation == "computed_torque":
-            M, cor, grav = dynamical_terms(self.model, q, qd)
+            M, cor, grav = self.model.dynamical_terms(q, qd)
             model_force = M @ ref.acceleration + cor + grav + self.model.elastic_force(q) + self.model.damping_matrix() @ qd
             feedback_force = M @ jnp.linalg.solve(self.nominal_inertia, pid)
             sol = _solve_actuation(A, jnp.stack([model_force, feedback_force], axis=1))

@@ -36,7 +36,6 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ..lie import so3
-from ._affine import dynamical_terms
 from ._configuration import PIDGains, as_gain_matrix, check_full_actuation
 from ._reference import Reference
 
@@ -106,7 +105,7 @@ class OperationalSpaceDynamics(eqx.Module):
         ``coriolis`` (``C_x``, ``(k, n)``), ``M_inv_JT`` and the joint-space ``Cqd``,
         ``gravity``."""
         J, Jd = self.jacobian_and_rate(q, qd)
-        M, cor, grav = dynamical_terms(self.model, q, qd)
+        M, cor, grav = self.model.dynamical_terms(q, qd)
         factor = jax.scipy.linalg.cho_factor(M)
         C = self.model.coriolis_matrix(q, qd)
         M_inv = jax.scipy.linalg.cho_solve(factor, jnp.concatenate([J.T, C], axis=1))

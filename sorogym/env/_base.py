@@ -30,7 +30,7 @@ from flax import struct
 from jaxtyping import Array
 
 from ..models import RodParams, SoftRobot
-from ..sim import linear_trapezoid_step, trapezoid_predictor_corrector_step
+from ..sim import FIXED_STEP_SCHEMES
 from ._brax import import_brax_envs
 from ._config import RANDOMIZABLE_FIELDS, check_randomization, replace_config
 
@@ -234,20 +234,14 @@ class SoroEnv(Env, abc.ABC):
     def _integrate(self, model: SoftRobot, y0: Array, u: Array, ps: PhysicsState) -> tuple[Array, Array]:
         """``num_substeps`` integrator steps with ``u`` held; returns ``(y1, diverged)``."""
         h = jnp.asarray(self.substep_dt, self.dtype)
-        n = model.num_dofs
 
         def applied(q, qd):
-            tau_ext = self.external_force(model, q, qd, ps)
-            return model.generalized_force(q, u, tau_ext)
+            return model.generalized_force(q, u, self.external_force(model, q, qd, ps))
 
-        integrator = getattr(self.config, "integrator", "trapezoid")
+        scheme = FIXED_STEP_SCHEMES[self.config.integrator]
 
         def substep(y, _):
-            if integrator == "trapezoid":
-                q, qd = y[:n], y[n:]
-                tau_ext = self.external_force(model, q, qd, ps)
-                return linear_trapezoid_step(model, 0.0, y, (u,) if tau_ext is None else (u, tau_ext), h), None
-            return trapezoid_predictor_corrector_step(model, y, applied, h), None
+            return scheme(model, y, applied, h), None
 
         y1, _ = jax.lax.scan(substep, y0, None, length=self.config.num_substeps)
         bound = self.config.divergence_bound

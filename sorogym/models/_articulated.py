@@ -47,7 +47,7 @@ from jaxtyping import Array, ArrayLike, Float
 
 from ..actuation import ArticulatedTendons, ChainFrames, GeneralizedActuation, McKibbenMuscles, PulleyTendons
 from ..lie import se3, so3
-from ._base import SoftRobot
+from ._base import DynamicalTerms, SoftRobot
 from ._linalg import spd_solve
 
 
@@ -181,6 +181,7 @@ class ArticulatedSoftRobot(SoftRobot):
     params: ChainParams
     actuation: ChainActuation
     planar: ClassVar[bool] = False
+    elastic_is_affine: ClassVar[bool] = True
 
     def __init__(self, params: ChainParams, actuation: ChainActuation | None = None):
         self.params = params
@@ -364,6 +365,10 @@ class ArticulatedSoftRobot(SoftRobot):
         """Constant ``D = diag(d)`` ``(n, n)`` [N m s/rad, N s/m]."""
         return jnp.diag(self.params.damping)
 
+    def damping_force(self, qd: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``D qd = d * qd`` ``(n,)`` (``D`` diagonal)."""
+        return self.params.damping * qd
+
     def _actuation_matrix_from(self, q, frames):
         act = self.actuation
         if isinstance(act, GeneralizedActuation):
@@ -398,17 +403,7 @@ class ArticulatedSoftRobot(SoftRobot):
             return act.coordinates(q, self._frames_for_actuation(q)) - act.coordinates(q0, self._frames_for_actuation(q0))
         return self.tendon_lengths(q0) - self.tendon_lengths(q)
 
-    def generalized_force(self, q: Float[Array, " n"], u: Float[Array, " m"] | None = None,
-                          tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
-        """``A(q) effort(u) + tau_ext`` ``(n,)`` (either may be ``None``)."""
-        tau = jnp.zeros_like(q)
-        if u is not None:
-            tau = tau + self.actuation_force(q, u)
-        if tau_ext is not None:
-            tau = tau + tau_ext
-        return tau
-
-    def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+    def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> DynamicalTerms:
         """``(M, C qd, G)`` from one recursive pass (shared Jacobians)."""
         poses, J, V, A = self._recursion(q, qd, False)
         Mi = self._spatial_inertias()
@@ -416,7 +411,7 @@ class ArticulatedSoftRobot(SoftRobot):
         # gravity: each link's body acceleration [0; -R_i^T g] (the base accelerating at -g)
         g_body = -jnp.einsum("iba,b->ia", poses[:, :3, :3], self.params.gravity)
         weights = jnp.einsum("iab,ib->ia", Mi[:, :, 3:], g_body)
-        return M, self._bias(J, V, A, Mi), jnp.einsum("iak,ia->k", J, weights)
+        return DynamicalTerms(M, self._bias(J, V, A, Mi), jnp.einsum("iak,ia->k", J, weights))
 
     def kinetic_energy(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, ""]:
         return 0.5 * qd @ self.inertia_matrix(q) @ qd
@@ -446,7 +441,7 @@ class ArticulatedSoftRobot(SoftRobot):
             act = self.actuation.force(u, self.num_dofs)
         else:  # the chain frames of the dynamics serve the routing too
             act = self._actuation_matrix_from(q, frames) @ self.actuation.effort(u)
-        tau = act - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.params.damping * qd
+        tau = act - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.damping_force(qd)
         if len(actuation_args) > 1:
             tau = tau + actuation_args[1]
         qdd = spd_solve(M, tau)

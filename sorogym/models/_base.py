@@ -8,6 +8,7 @@ document shapes, frames and units; all are pure and safe under ``jit``/``vmap``/
 from __future__ import annotations
 
 import abc
+from typing import NamedTuple
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -16,8 +17,21 @@ from jaxtyping import Array, Float
 from ..actuation import GeneralizedActuation
 
 
+class DynamicalTerms(NamedTuple):
+    """The configuration- and velocity-dependent terms of the equation of motion at one
+    state, from one kinematics pass where the model offers it."""
+
+    inertia: Float[Array, "n n"]  # M(q)
+    coriolis: Float[Array, " n"]  # C(q, qd) qd
+    gravity: Float[Array, " n"]  # G(q) = dU_g/dq
+
+
 class SoftRobot(eqx.Module):
     """Abstract control-ready soft-robot model (see module docstring)."""
+
+    #: ``True`` when ``K(q)`` is affine in ``q`` with the constant Jacobian
+    #: :meth:`stiffness_matrix` (the trapezoidal integrators rely on it).
+    elastic_is_affine: eqx.AbstractClassVar[bool]
 
     @property
     @abc.abstractmethod
@@ -72,9 +86,33 @@ class SoftRobot(eqx.Module):
     def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """``K(q) = dU_e/dq`` (left-hand-side convention)."""
 
+    def stiffness_matrix(self) -> Float[Array, "n n"]:
+        """Constant ``S = dK/dq`` ``(n, n)`` of an affine elastic force (:attr:`elastic_is_affine`)."""
+        raise NotImplementedError(f"{type(self).__name__}: the elastic force is not affine; it has no constant stiffness matrix")
+
     @abc.abstractmethod
     def damping_matrix(self) -> Float[Array, "n n"]:
         """Constant damping matrix ``D``."""
+
+    def damping_force(self, qd: Float[Array, " n"]) -> Float[Array, " n"]:
+        """Viscous ``D qd`` ``(n,)``."""
+        return self.damping_matrix() @ qd
+
+    def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> DynamicalTerms:
+        """``DynamicalTerms(M(q), C(q, qd) qd, G(q))``; models override it with one shared
+        kinematics pass."""
+        return DynamicalTerms(self.inertia_matrix(q), self.coriolis_force(q, qd), self.gravitational_force(q))
+
+    def generalized_force(self, q: Float[Array, " n"], u: Float[Array, " m"] | None = None,
+                          tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
+        """``A(q) effort(u) + tau_ext`` ``(n,)`` (either may be ``None``): the applied
+        generalized force on the right-hand side of the equation of motion."""
+        tau = jnp.zeros_like(q)
+        if u is not None:
+            tau = tau + self.actuation_force(q, u)
+        if tau_ext is not None:
+            tau = tau + tau_ext
+        return tau
 
     @abc.abstractmethod
     def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:

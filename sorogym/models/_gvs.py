@@ -38,6 +38,7 @@ from . import _pcs_kernel as kernel
 from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
 from ._params import RodParams, _per_segment, check_field, check_shape
 from ._pcs import _TROUTON, _section_moments
+from ._base import DynamicalTerms
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps
 
@@ -301,7 +302,7 @@ class GVS(QuadratureRod):
         N = self.num_segments
         return np.concatenate([np.arange(b.num_dofs) * N + i for i, b in enumerate(self.bases)])
 
-    def dynamical_terms(self, q, qd) -> tuple[Array, Array, Array]:
+    def dynamical_terms(self, q, qd) -> DynamicalTerms:
         """``(M, C qd, G)`` without forming the ``(6, n, P)`` Jacobians.
 
         A Gauss point of link ``b`` sees the columns of its own link through ``J_own`` and
@@ -355,7 +356,7 @@ class GVS(QuadratureRod):
         same = owner[:, None] == owner[None, :]
         diag = jnp.where(same, M_own[kk[:, None], kk[None, :], owner[:, None]], 0.0)
         h = h_own[:, kk, owner]
-        return U + U.T + diag, h[0], h[1]
+        return DynamicalTerms(U + U.T + diag, h[0], h[1])
 
     def _inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
         if self.num_segments < COMPACT_DYNAMICS_MIN_LINKS:

@@ -18,13 +18,13 @@ from jaxtyping import Array, ArrayLike, Float
 EARTH_GRAVITY = 9.81  # m/s^2
 
 # Base rotations for the named mountings (the backbone's local x axis in the world frame).
-_MOUNTINGS = {
+MOUNTING_ROTATIONS = {
     "upright": np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),  # x -> +z
     "hanging": np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]),  # x -> -z
     "horizontal": np.eye(3),  # x -> +x
 }
 # Planar mountings: base angle of the local x axis in the world x-y plane (gravity -y).
-_PLANAR_MOUNTINGS = {"upright": math.pi / 2, "hanging": -math.pi / 2, "horizontal": 0.0}
+PLANAR_MOUNTING_ANGLES = {"upright": math.pi / 2, "hanging": -math.pi / 2, "horizontal": 0.0}
 
 
 def _is_concrete(x) -> bool:
@@ -173,14 +173,14 @@ class RodParams(eqx.Module):
         ref = _as_array(reference_strain, dtype)
         if ref.ndim == 1:
             ref = jnp.broadcast_to(ref, (N, ref.shape[0]))
-        if mounting not in _MOUNTINGS:
-            raise ValueError(f"mounting: unknown {mounting!r}; use one of {tuple(_MOUNTINGS)}")
+        if mounting not in MOUNTING_ROTATIONS:
+            raise ValueError(f"mounting: unknown {mounting!r}; use one of {tuple(MOUNTING_ROTATIONS)}")
         gdim = 2 if planar else 3
         if gravity is None:
             gravity = np.zeros(gdim)
             gravity[-1 if not planar else 1] = -EARTH_GRAVITY
         if base_rotation is None:
-            base_rotation = _PLANAR_MOUNTINGS[mounting] if planar else _MOUNTINGS[mounting]
+            base_rotation = PLANAR_MOUNTING_ANGLES[mounting] if planar else MOUNTING_ROTATIONS[mounting]
         if base_position is None:
             base_position = np.zeros(gdim)
         params = cls(

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..actuation import Tendons
-from ._base import SoftRobot
+from ._base import DynamicalTerms, SoftRobot
 from ._linalg import spd_solve
 from ._rod_ops import SpatialOps
 
@@ -31,6 +31,7 @@ class QuadratureRod(SoftRobot):
 
     ops: ClassVar = SpatialOps
     planar: ClassVar[bool] = False
+    elastic_is_affine: ClassVar[bool] = True
 
     # -- kinematics --------------------------------------------------------------------
 
@@ -168,24 +169,15 @@ class QuadratureRod(SoftRobot):
     def potential_energy(self, q) -> Float[Array, ""]:
         return self.gravitational_energy(q) + self.elastic_energy(q)
 
-    def dynamical_terms(self, q, qd) -> tuple[Array, Array, Array]:
+    def dynamical_terms(self, q, qd) -> DynamicalTerms:
         """``(M, C qd, G)`` from one shared pass over the quadrature points."""
         f = self._quadrature_frames(q, qd, True)
-        return self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f)
+        return DynamicalTerms(self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f))
 
     def _inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
         """``(M, C qd + G)`` from one pass over the quadrature points."""
         f = self._quadrature_frames(q, qd, True)
         return self._inertia_from(f), self._bias_from(f)
-
-    def generalized_force(self, q, u=None, tau_ext=None) -> Float[Array, " n"]:
-        """``A(q) effort(u) + tau_ext`` (either may be ``None``)."""
-        tau = jnp.zeros_like(q)
-        if u is not None:
-            tau = tau + self.actuation_force(q, u)
-        if tau_ext is not None:
-            tau = tau + tau_ext
-        return tau
 
     def forward_dynamics(self, t, y, actuation_args: tuple = ()) -> Float[Array, " 2n"]:
         """``dy/dt = [qd, M^-1 (A u + tau_ext - C qd - G - S q - D qd)]``.

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import abc
-
+from collections.abc import Callable
 from typing import ClassVar
 
 import diffrax
@@ -33,8 +33,15 @@ def _split(y: Array) -> tuple[Array, Array]:
     return y[..., :n], y[..., n:]
 
 
+#: ``applied_force(q, qd) -> tau`` ``(n,)``: the generalized force of the actuators and of
+#: any external load (contact, disturbances) at a state, the one way inputs reach the
+#: fixed-step schemes.
+AppliedForce = Callable[[Array, Array], Array]
+
+
 def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> Array:
-    """One kick-drift Euler step of size ``h`` [s]."""
+    """One kick-drift Euler step of size ``h`` [s] (``args``: the actuation tuple of
+    ``model.forward_dynamics``)."""
     q, qd = _split(y)
     qdd = _split(model.forward_dynamics(t, y, args))[1]
     qd_new = qd + h * qdd
@@ -43,40 +50,56 @@ def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> A
 
 def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h) -> Array:
     """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``."""
+    if not model.elastic_is_affine:
+        raise TypeError(f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))")
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
-    # K is affine with Jacobian S (K = S q for the rods, S (q - rest) for the chain)
-    rhs = F - model.elastic_force(q + (0.5 * h) * v) - D @ v
+    # K is affine with Jacobian S, so K(q + h v / 2) is the trapezoidal average of K
+    rhs = F - model.elastic_force(q + (0.5 * h) * v) - model.damping_force(v)
     dv = h * spd_solve(W, rhs)
     return jnp.concatenate([q + h * v + (0.5 * h) * dv, v + dv])
 
 
-def _mass_and_force(model: SoftRobot, q: Array, v: Array, force_fn) -> tuple[Array, Array]:
+def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce) -> tuple[Array, Array]:
     M, cor, grav = model.dynamical_terms(q, v)
-    return M, force_fn(q, v) - cor - grav
+    return M, applied_force(q, v) - cor - grav
 
 
-def linear_trapezoid_step(model: SoftRobot, t, y: Array, args: tuple, h) -> Array:
-    """One step of the linearly implicit trapezoidal scheme (module docstring)."""
+def linear_trapezoid_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h) -> Array:
+    """One step of size ``h`` [s] of the linearly implicit trapezoidal scheme (module
+    docstring) from ``y = [q, qd]`` ``(2n,)``, with the applied force evaluated once, at ``y``."""
     q, v = _split(y)
-    M, F = _mass_and_force(model, q, v, lambda q_, v_: model.generalized_force(q_, *args))
+    M, F = _mass_and_force(model, q, v, applied_force)
     return _trapezoid_update(model, q, v, M, F, h)
 
 
-def trapezoid_predictor_corrector_step(model: SoftRobot, y: Array, force_fn, h) -> Array:
+def trapezoid_predictor_corrector_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h) -> Array:
     """Second-order variant of :func:`linear_trapezoid_step` for state-dependent inputs.
 
-    ``force_fn(q, v)`` is the applied generalized force (actuation and external forces,
-    e.g. contact). A trapezoidal predictor step gives ``y1``; the corrector repeats the
-    step with the mass matrix and the nonlinear forces averaged between ``y`` and ``y1``
-    (Heun's method on the nonlinear part, the trapezoidal rule on the linear stiff part):
-    two evaluations of ``(M, C qd, G)`` per step.
+    A trapezoidal predictor step gives ``y1``; the corrector repeats the step with the mass
+    matrix and the nonlinear forces (``applied_force`` included, e.g. contact) averaged
+    between ``y`` and ``y1`` (Heun's method on the nonlinear part, the trapezoidal rule on
+    the linear stiff part): two evaluations of ``(M, C qd, G)`` per step.
     """
     q, v = _split(y)
-    M0, F0 = _mass_and_force(model, q, v, force_fn)
+    M0, F0 = _mass_and_force(model, q, v, applied_force)
     q1, v1 = _split(_trapezoid_update(model, q, v, M0, F0, h))
-    M1, F1 = _mass_and_force(model, q1, v1, force_fn)
+    M1, F1 = _mass_and_force(model, q1, v1, applied_force)
     return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h)
+
+
+#: The fixed-step schemes an environment may run (``config.integrator``), each
+#: ``(model, y, applied_force, h) -> y_next``.
+FIXED_STEP_SCHEMES: dict[str, Callable] = {
+    "trapezoid": linear_trapezoid_step,
+    "trapezoid_pc": trapezoid_predictor_corrector_step,
+}
+
+
+def actuation_applied_force(model: SoftRobot, args: tuple) -> AppliedForce:
+    """The :data:`AppliedForce` of a diffrax ``args`` actuation tuple, ``()``, ``(u,)`` or
+    ``(u, tau_ext)`` (the convention of ``model.forward_dynamics``)."""
+    return lambda q, qd: model.generalized_force(q, *args)
 
 
 class _FixedStepSolver(diffrax.AbstractSolver):
@@ -115,8 +138,8 @@ class SemiImplicitEuler(_FixedStepSolver):
 
 class LinearTrapezoid(_FixedStepSolver):
     """Linearly implicit trapezoidal scheme exploiting constant ``S`` and ``D`` (trapezoidal
-    in the stiff linear part, first order overall). Requires a model with ``dynamical_terms``,
-    ``generalized_force``, ``stiffness_matrix`` and ``damping_matrix`` (PCS models)."""
+    in the stiff linear part, first order overall) for models whose elastic force is affine
+    (``model.elastic_is_affine``)."""
 
     def _advance(self, t0, y0, args, h):
-        return linear_trapezoid_step(self.model, t0, y0, args, h)
+        return linear_trapezoid_step(self.model, y0, actuation_applied_force(self.model, args), h)

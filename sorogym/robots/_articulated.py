@@ -20,8 +20,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ..actuation import ArticulatedTendons, GeneralizedActuation, McKibbenMuscles
-from ._articulated import ArticulatedSoftRobot, ChainParams
-from ._params import _MOUNTINGS
+from ..models import MOUNTING_ROTATIONS, ArticulatedSoftRobot, ChainParams
 
 # -- soft pendulum ----------------------------------------------------------------------
 
@@ -135,7 +134,7 @@ def soft_pendulum(num_links: int = 4, length: float = 0.5, mass: float = 0.5, ra
         mass=np.full(n, m_link), com=np.tile([ell / 2, 0.0, 0.0], (n, 1)),
         inertia=np.tile(_cylinder_inertia(m_link, r, ell), (n, 1, 1)),
         stiffness=np.r_[0.0, np.full(n - 1, k)], damping=d, gravity=(0.0, 0.0, -9.81),
-        base_pose=_pose(_MOUNTINGS["hanging"]), dtype=dtype,
+        base_pose=_pose(MOUNTING_ROTATIONS["hanging"]), dtype=dtype,
     )
     if actuation == "base_torque":
         act = GeneralizedActuation(indices=(0,))
@@ -235,7 +234,7 @@ def umarm(num_modules: int = UMARM_NUM_MODULES, module_length: float = UMARM_MOD
     params = ChainParams.create(
         joint_axes=np.array(axes), parent_to_joint=np.array(transforms), mass=np.array(masses), com=np.array(coms),
         inertia=np.array(inertias), stiffness=k, damping=d, gravity=(0.0, 0.0, -9.81),
-        base_pose=_pose(_MOUNTINGS[mounting]), dtype=dtype,
+        base_pose=_pose(MOUNTING_ROTATIONS[mounting]), dtype=dtype,
     )
     directions = [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.0, -1.0, 0.0), (0.0, 0.0, -1.0)]
     routes = []

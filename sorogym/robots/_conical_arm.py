@@ -15,8 +15,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ..actuation import Tendons
-from ._gvs import GVS, GVSParams
-from ._gvs_basis import StrainBasis
+from ..models import GVS, GVSParams, StrainBasis
 
 CONICAL_ARM_LENGTH = 0.360  # m
 CONICAL_ARM_BASE_RADIUS = 0.0154  # m

@@ -19,7 +19,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..models import PCS, RodParams
-from ._reference import FunctionReference, PoseReference
+from ..control import FunctionReference, PoseReference
 
 CASE_STUDY_ROD = {"length": 0.1, "radius": 0.02, "young_modulus": 2e3, "shear_modulus": 1e3, "density": 1070.0}
 CASE_STUDY_VISCOSITY = 2000.0  # Pa s, Kelvin-Voigt (not stated in the paper; see the module docstring)
