@@ -513,7 +513,7 @@ def test_umarm_builds_and_solves_statics():
     assert float(jnp.max(jnp.abs(residual))) <= 1e-10
     assert float(jnp.max(jnp.abs(q_star))) > 0.05
     upright = sg.robots.umarm(num_modules=2, mounting="upright", dtype=jnp.float64)
-    np.testing.assert_allclose(upright._rest_frames().poses[-1][:3, 3], [0, 0, 0.12], atol=1e-15)
+    np.testing.assert_allclose(upright._rest_context().poses[-1][:3, 3], [0, 0, 0.12], atol=1e-15)
 
 
 def test_instances_reject_bad_arguments():

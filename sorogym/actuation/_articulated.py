@@ -3,8 +3,8 @@ muscles.
 
 All three act on an open serial chain (:class:`~sorogym.models.ArticulatedSoftRobot`)
 with joint coordinates ``q`` ``(n,)``. Geometry comes from one kinematics pass of the
-chain, handed over as :class:`ChainFrames` (world poses and body Jacobians of the links),
-so this module does not depend on the model class.
+chain, handed over as a :class:`~sorogym.actuation.ChainContext` (world poses and body
+Jacobians of the links), so this module does not depend on the model class.
 
 **Articulated tendons** (:class:`ArticulatedTendons`): threadlike tendons routed through
 via-points fixed on the links (or on the base). With world via-points ``w_0 .. w_P`` of one
@@ -43,7 +43,6 @@ volume the muscle displaces as it contracts, ``V(q) - V(rest)`` [m^3] with ``dV/
 from __future__ import annotations
 
 import math
-from typing import ClassVar, NamedTuple
 
 import equinox as eqx
 import jax
@@ -52,24 +51,10 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from ..lie import safe_norm, so3
+from ._base import Actuation, ActuationContext, ChainContext, require_context
 
 # above this braid angle (arccos(1/sqrt(3)) ~ 54.7 deg) a McKibben muscle extends under pressure
 MCKIBBEN_NEUTRAL_ANGLE = math.acos(1.0 / math.sqrt(3.0))
-
-
-class ChainFrames(NamedTuple):
-    """One kinematics pass of a chain with ``n`` joints.
-
-    Attributes:
-        base_pose: ``(4, 4)`` base frame in the world.
-        poses: ``(n, 4, 4)`` world poses of the link frames.
-        jacobians: ``(n, 6, n)`` body Jacobians ``[J^w; J^v]`` of the link frames (link
-            ``i``'s body twist ``= jacobians[i] @ qd``).
-    """
-
-    base_pose: Array
-    poses: Array
-    jacobians: Array
 
 
 def _is_concrete(x) -> bool:
@@ -80,7 +65,7 @@ def _tension_effort(u: Array, signed: bool) -> Array:
     return u if signed else jnp.maximum(u, 0.0)
 
 
-class ArticulatedTendons(eqx.Module):
+class ArticulatedTendons(Actuation):
     """Threadlike tendons through via-points on the links of a chain (module docstring).
 
     Args:
@@ -101,7 +86,6 @@ class ArticulatedTendons(eqx.Module):
     links: tuple[int, ...] = eqx.field(static=True)
     sizes: tuple[int, ...] = eqx.field(static=True)
     signed: bool = eqx.field(static=True, default=False)
-    needs_frames: ClassVar[bool] = True
 
     def __init__(self, routes, signed: bool = False):
         routes = list(routes)
@@ -129,13 +113,17 @@ class ArticulatedTendons(eqx.Module):
         self.sizes = tuple(sizes)
         self.signed = bool(signed)
 
-    def num_actuators(self, num_dofs: int) -> int:
+    @property
+    def num_actuators(self) -> int:
         return len(self.sizes)
 
-    def check_chain(self, num_dofs: int) -> None:
-        """Raise ``ValueError`` if a via-point sits on a link the chain does not have."""
-        if max(self.links) >= num_dofs:
-            raise ValueError(f"routes: link indices must lie in [-1, {num_dofs}) for a {num_dofs}-joint chain, got {max(self.links)}")
+    def bind(self, context: ActuationContext) -> "ArticulatedTendons":
+        """Raise ``ValueError`` unless the model is a chain with every via-point's link."""
+        require_context(self, context, ChainContext, "articulated chains")
+        n = context.num_dofs
+        if max(self.links) >= n:
+            raise ValueError(f"routes: link indices must lie in [-1, {n}) for a {n}-joint chain, got {max(self.links)}")
+        return self
 
     def _segments(self):
         """Static start/end via-point indices ``(S,)`` of the straight pieces and the
@@ -146,29 +134,29 @@ class ArticulatedTendons(eqx.Module):
         owner = np.concatenate([np.full(k - 1, j) for j, k in enumerate(self.sizes)])
         return a, a + 1, (owner[None, :] == np.arange(len(self.sizes))[:, None]).astype(float)
 
-    def world_points(self, frames: ChainFrames) -> Float[Array, "V 3"]:
+    def world_points(self, context: ChainContext) -> Float[Array, "V 3"]:
         """World positions ``(V, 3)`` [m] of all via-points."""
-        R, t = self._link_rotations_translations(frames)
+        R, t = self._link_rotations_translations(context)
         return jnp.einsum("vij,vj->vi", R, self.points.astype(R.dtype)) + t
 
-    def _link_rotations_translations(self, frames):
-        poses = jnp.concatenate([frames.base_pose[None], frames.poses])
+    def _link_rotations_translations(self, context):
+        poses = jnp.concatenate([context.base_pose[None], context.poses])
         idx = np.asarray(self.links) + 1
         return poses[idx, :3, :3], poses[idx, :3, 3]
 
-    def lengths(self, q: Float[Array, " n"], frames: ChainFrames) -> Float[Array, " m"]:
+    def lengths(self, context: ChainContext) -> Float[Array, " m"]:
         """Tendon lengths ``L(q)`` ``(m,)`` [m] (polyline through the world via-points)."""
         a, b, S = self._segments()
-        w = self.world_points(frames)
+        w = self.world_points(context)
         return jnp.asarray(S, w.dtype) @ safe_norm(w[b] - w[a])
 
-    def length_jacobian(self, q: Float[Array, " n"], frames: ChainFrames) -> Float[Array, "m n"]:
+    def length_jacobian(self, context: ChainContext) -> Float[Array, "m n"]:
         """``dL/dq`` ``(m, n)`` [m/rad or m/m], analytic (module docstring)."""
         a, b, S = self._segments()
-        R, t = self._link_rotations_translations(frames)
+        R, t = self._link_rotations_translations(context)
         p = self.points.astype(R.dtype)
-        n = frames.jacobians.shape[-1]
-        J = jnp.concatenate([jnp.zeros((1, 6, n), R.dtype), frames.jacobians])[np.asarray(self.links) + 1]
+        n = context.num_dofs
+        J = jnp.concatenate([jnp.zeros((1, 6, n), R.dtype), context.jacobians])[np.asarray(self.links) + 1]
         point_jac = jnp.einsum("vij,vjn->vin", R, J[:, 3:] - so3.hat(p) @ J[:, :3])  # (V, 3, n)
         d = (jnp.einsum("vij,vj->vi", R, p) + t)
         d = d[b] - d[a]
@@ -176,19 +164,19 @@ class ArticulatedTendons(eqx.Module):
         unit = d / jnp.where(norm > 0, norm, 1.0)[:, None]
         return jnp.asarray(S, R.dtype) @ jnp.einsum("si,sin->sn", unit, point_jac[b] - point_jac[a])
 
-    def matrix(self, q: Float[Array, " n"], frames: ChainFrames) -> Float[Array, "n m"]:
+    def matrix(self, context: ChainContext) -> Float[Array, "n m"]:
         """``A(q) = -dL/dq^T`` ``(n, m)``: column ``j`` is the generalized force of a unit
         tension in tendon ``j``."""
-        return -self.length_jacobian(q, frames).T
+        return -self.length_jacobian(context).T
 
     def effort(self, u: Float[Array, " m"]) -> Float[Array, " m"]:
         """Tensions [N]: ``max(u, 0)`` (``u`` itself when ``signed``)."""
         return _tension_effort(u, self.signed)
 
 
-class PulleyTendons(eqx.Module):
+class PulleyTendons(Actuation):
     """Tendons over joint pulleys with constant moment arms: ``L(q) = L0 - R q``,
-    ``A = R^T`` (module docstring).
+    ``A = R^T`` (module docstring); on any model (the moment arms act on its coordinates).
 
     Args:
         moment_arms: ``(m, n)`` moment arm ``r_ij`` of tendon ``i`` on joint ``j`` [m for
@@ -201,7 +189,6 @@ class PulleyTendons(eqx.Module):
     moment_arms: Array
     rest_lengths: Array
     signed: bool = eqx.field(static=True, default=False)
-    needs_frames: ClassVar[bool] = False
 
     def __init__(self, moment_arms: ArrayLike, rest_lengths: ArrayLike = 0.0, signed: bool = False):
         R = jnp.asarray(moment_arms)
@@ -214,23 +201,27 @@ class PulleyTendons(eqx.Module):
             raise ValueError("moment_arms: values must be finite")
         self.moment_arms, self.rest_lengths, self.signed = R, L0, bool(signed)
 
-    def num_actuators(self, num_dofs: int) -> int:
+    @property
+    def num_actuators(self) -> int:
         return int(self.moment_arms.shape[0])
 
-    def check_chain(self, num_dofs: int) -> None:
-        if self.moment_arms.shape[1] != num_dofs:
-            raise ValueError(f"moment_arms: expected {num_dofs} columns (one per joint), got shape {tuple(self.moment_arms.shape)}")
+    def bind(self, context: ActuationContext) -> "PulleyTendons":
+        n = context.num_dofs
+        if self.moment_arms.shape[1] != n:
+            raise ValueError(f"moment_arms: expected {n} columns (one per coordinate), got shape {tuple(self.moment_arms.shape)}")
+        return self
 
-    def lengths(self, q: Float[Array, " n"], frames: ChainFrames | None = None) -> Float[Array, " m"]:
+    def lengths(self, context: ActuationContext) -> Float[Array, " m"]:
         """``L(q) = L0 - R q`` ``(m,)`` [m]."""
+        q = context.q
         return self.rest_lengths.astype(q.dtype) - self.moment_arms.astype(q.dtype) @ q
 
-    def length_jacobian(self, q: Float[Array, " n"], frames: ChainFrames | None = None) -> Float[Array, "m n"]:
-        return -self.moment_arms.astype(q.dtype)
+    def length_jacobian(self, context: ActuationContext) -> Float[Array, "m n"]:
+        return -self.moment_arms.astype(context.q.dtype)
 
-    def matrix(self, q: Float[Array, " n"], frames: ChainFrames | None = None) -> Float[Array, "n m"]:
+    def matrix(self, context: ActuationContext) -> Float[Array, "n m"]:
         """``A = R^T`` ``(n, m)`` (constant)."""
-        return self.moment_arms.astype(q.dtype).T
+        return self.moment_arms.astype(context.q.dtype).T
 
     def effort(self, u: Float[Array, " m"]) -> Float[Array, " m"]:
         return _tension_effort(u, self.signed)
@@ -269,7 +260,7 @@ def mckibben_force(pressure: ArrayLike, contraction: ArrayLike, radius: ArrayLik
     return jnp.asarray(pressure) * jnp.pi * jnp.asarray(radius) ** 2 * per_area
 
 
-class McKibbenMuscles(eqx.Module):
+class McKibbenMuscles(Actuation):
     """McKibben muscles along tendon-like paths on a chain (module docstring). Inputs are
     gauge pressures [Pa].
 
@@ -296,7 +287,7 @@ class McKibbenMuscles(eqx.Module):
                  correction: ArrayLike = 1.0):
         if not isinstance(paths, (ArticulatedTendons, PulleyTendons)):
             raise ValueError(f"paths: expected ArticulatedTendons or PulleyTendons, got {type(paths).__name__}")
-        m = paths.num_actuators(0)
+        m = paths.num_actuators
         self.paths = paths
 
         def field(name, value, low=None, high=None):
@@ -317,18 +308,19 @@ class McKibbenMuscles(eqx.Module):
         self.rest_lengths = None if rest_lengths is None else field("rest_lengths", rest_lengths, 0.0)
 
     @property
-    def needs_frames(self) -> bool:
-        return self.paths.needs_frames
+    def num_actuators(self) -> int:
+        return self.paths.num_actuators
 
-    @property
-    def signed(self) -> bool:
-        return False
-
-    def num_actuators(self, num_dofs: int) -> int:
-        return self.paths.num_actuators(num_dofs)
-
-    def check_chain(self, num_dofs: int) -> None:
-        self.paths.check_chain(num_dofs)
+    def bind(self, context: ActuationContext) -> "McKibbenMuscles":
+        """Check the paths against the model and, if ``rest_lengths`` is ``None``, set it
+        to the path lengths at ``q = 0`` (once: the lengths then belong to the muscles)."""
+        muscles = eqx.tree_at(lambda mm: mm.paths, self, self.paths.bind(context))
+        if muscles.rest_lengths is not None:
+            return muscles
+        rest = muscles.paths.lengths(context)
+        if _is_concrete(rest) and np.any(np.asarray(rest) <= 0):
+            raise ValueError(f"rest_lengths: the muscle paths have non-positive lengths at q = 0 ({np.asarray(rest)}); pass rest_lengths")
+        return muscles.with_rest_lengths(rest)
 
     def with_rest_lengths(self, rest_lengths: Float[Array, " m"]) -> "McKibbenMuscles":
         """Copy with the resting lengths ``L0`` ``(m,)`` [m] set."""
@@ -339,40 +331,40 @@ class McKibbenMuscles(eqx.Module):
             raise ValueError("rest_lengths: not set; install the muscles on a model (which fills in the lengths at q = 0) or pass them")
         return self.rest_lengths.astype(dtype)
 
-    def lengths(self, q: Float[Array, " n"], frames: ChainFrames | None) -> Float[Array, " m"]:
+    def lengths(self, context: ActuationContext) -> Float[Array, " m"]:
         """Muscle path lengths ``L(q)`` ``(m,)`` [m]."""
-        return self.paths.lengths(q, frames)
+        return self.paths.lengths(context)
 
-    def contraction(self, q: Float[Array, " n"], frames: ChainFrames | None) -> Float[Array, " m"]:
+    def contraction(self, context: ActuationContext) -> Float[Array, " m"]:
         """``eps(q) = 1 - L(q) / L0`` ``(m,)`` (unclipped)."""
-        return 1.0 - self.lengths(q, frames) / self._rest(q.dtype)
+        return 1.0 - self.lengths(context) / self._rest(context.q.dtype)
 
     def force_per_pressure(self, contraction: Float[Array, " m"]) -> Float[Array, " m"]:
         """``f(eps) = F / p`` ``(m,)`` [m^2] (zero at and beyond the maximum contraction)."""
         return mckibben_force(1.0, contraction, self.radius.astype(contraction.dtype), self.braid_angle.astype(contraction.dtype),
                               self.correction.astype(contraction.dtype))
 
-    def forces(self, q: Float[Array, " n"], frames: ChainFrames | None, u: Float[Array, " m"]) -> Float[Array, " m"]:
+    def forces(self, context: ActuationContext, u: Float[Array, " m"]) -> Float[Array, " m"]:
         """Muscle forces ``F(p, eps(q))`` ``(m,)`` [N] at the pressures ``u`` [Pa] (clipped at zero)."""
-        return self.effort(u) * self.force_per_pressure(self.contraction(q, frames))
+        return self.effort(u) * self.force_per_pressure(self.contraction(context))
 
-    def matrix(self, q: Float[Array, " n"], frames: ChainFrames | None) -> Float[Array, "n m"]:
+    def matrix(self, context: ActuationContext) -> Float[Array, "n m"]:
         """``A(q) = -dL/dq^T diag(f(eps(q)))`` ``(n, m)`` [N m/Pa or N/Pa]: the generalized
         force per unit pressure, ``d tau / dp`` (exact: ``F`` is linear in ``p``)."""
-        f = self.force_per_pressure(self.contraction(q, frames))
-        return -self.paths.length_jacobian(q, frames).T * f[None, :]
+        f = self.force_per_pressure(self.contraction(context))
+        return -self.paths.length_jacobian(context).T * f[None, :]
 
-    def coordinates(self, q: Float[Array, " n"], frames: ChainFrames | None) -> Float[Array, " m"]:
+    def coordinates(self, context: ActuationContext) -> Float[Array, " m"]:
         """Volume displaced since rest, ``V(q) - V(L0)`` ``(m,)`` [m^3]: the coordinate
         work-conjugate to pressure (``dV/dq^T = A(q)`` column by column)::
 
             V = L0 pi r0^2 (a (1 - (1 - k eps_c)^3) / (3 k) - b eps_c),  eps_c = min(eps, eps_max)
         """
-        dtype = q.dtype
+        dtype = context.q.dtype
         L0 = self._rest(dtype)
         r0, theta, k = (x.astype(dtype) for x in (self.radius, self.braid_angle, self.correction))
         a, b = mckibben_coefficients(theta)
-        eps = jnp.minimum(self.contraction(q, frames), mckibben_max_contraction(theta, k))
+        eps = jnp.minimum(self.contraction(context), mckibben_max_contraction(theta, k))
         return L0 * jnp.pi * r0**2 * (a * (1.0 - (1.0 - k * eps) ** 3) / (3.0 * k) - b * eps)
 
     def effort(self, u: Float[Array, " m"]) -> Float[Array, " m"]:
@@ -380,5 +372,5 @@ class McKibbenMuscles(eqx.Module):
         return jnp.maximum(u, 0.0)
 
 
-__all__ = ["ChainFrames", "ArticulatedTendons", "PulleyTendons", "McKibbenMuscles", "mckibben_force",
+__all__ = ["ArticulatedTendons", "PulleyTendons", "McKibbenMuscles", "mckibben_force",
            "mckibben_coefficients", "mckibben_max_contraction", "MCKIBBEN_NEUTRAL_ANGLE"]

@@ -22,36 +22,51 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
+from ._base import Actuation, ActuationContext, RodContext, require_context
 
-class GeneralizedActuation(eqx.Module):
-    """Direct generalized forces on selected coordinates: ``A = I[:, indices]``.
+
+class GeneralizedActuation(Actuation):
+    """Direct generalized forces on selected coordinates: ``A = I[:, indices]`` (any model).
 
     Attributes:
-        indices: coordinates driven by ``u`` (``None``: all ``n`` coordinates).
+        indices: coordinates driven by ``u`` (``None``: all ``n`` coordinates); a
+            coordinate listed twice receives the sum of its inputs.
+        num_dofs: ``n`` of the model it is installed on (set by :meth:`bind`).
     """
 
     indices: tuple[int, ...] | None = eqx.field(static=True, default=None)
+    num_dofs: int | None = eqx.field(static=True, default=None)
 
-    def num_actuators(self, num_dofs: int) -> int:
-        return num_dofs if self.indices is None else len(self.indices)
+    @property
+    def num_actuators(self) -> int:
+        if self.indices is not None:
+            return len(self.indices)
+        if self.num_dofs is None:
+            raise ValueError("indices: GeneralizedActuation() drives every coordinate; install it on a model to know how many")
+        return self.num_dofs
 
-    def check(self, num_segments: int, num_dofs: int, planar: bool) -> None:
-        if self.indices is not None and any(not 0 <= i < num_dofs for i in self.indices):
-            raise ValueError(f"indices: each must lie in [0, {num_dofs}), got {self.indices}")
-
-    def matrix(self, xi: Array, length: Array, B: Array) -> Float[Array, "n m"]:
-        n = B.shape[-1]
-        eye = jnp.eye(n, dtype=xi.dtype)
-        return eye if self.indices is None else eye[:, list(self.indices)]
+    def bind(self, context: ActuationContext) -> "GeneralizedActuation":
+        n = context.num_dofs
+        if self.indices is not None and any(not 0 <= i < n for i in self.indices):
+            raise ValueError(f"indices: each must lie in [0, {n}), got {self.indices}")
+        return GeneralizedActuation(self.indices, n)
 
     def effort(self, u: Array) -> Array:
         return u
 
-    def force(self, u: Float[Array, " m"], num_dofs: int) -> Float[Array, " n"]:
+    def matrix(self, context: ActuationContext) -> Float[Array, "n m"]:
+        eye = jnp.eye(context.num_dofs, dtype=context.q.dtype)
+        return eye if self.indices is None else eye[:, list(self.indices)]
+
+    def force(self, context: ActuationContext, u: Float[Array, " m"]) -> Float[Array, " n"]:
         """``A u`` without forming ``A``: ``u`` placed on the driven coordinates."""
         if self.indices is None:
             return u
-        return jnp.zeros((num_dofs,), u.dtype).at[np.asarray(self.indices)].add(u)  # repeats add up
+        return jnp.zeros((context.num_dofs,), u.dtype).at[np.asarray(self.indices)].add(u)  # repeats add up
+
+    def coordinates(self, context: ActuationContext) -> Float[Array, " m"]:
+        """``A^T q``: the driven coordinates."""
+        return context.q if self.indices is None else context.q[np.asarray(self.indices)]
 
 
 def _gauss_legendre(num_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +74,8 @@ def _gauss_legendre(num_points: int) -> tuple[np.ndarray, np.ndarray]:
     return (x + 1.0) / 2.0, w / 2.0  # on [0, 1]
 
 
-class Tendons(eqx.Module):
-    """Threadlike tendons with straight or linear routing.
+class Tendons(Actuation):
+    """Threadlike tendons with straight or linear routing, on rod models (PCS, GVS).
 
     Attributes:
         offsets: cross-section offsets [m]; straight routing: ``(m, N, 2)`` spatial
@@ -108,18 +123,21 @@ class Tendons(eqx.Module):
         spans = np.full(m, num_segments) if self.spans is None else np.asarray(self.spans)
         return jnp.asarray(np.arange(num_segments)[None, :] < spans[:, None], dtype)
 
-    def num_actuators(self, num_dofs: int) -> int:
+    @property
+    def num_actuators(self) -> int:
         return int(self.offsets.shape[0])
 
-    def check(self, num_segments: int, num_dofs: int, planar: bool) -> None:
-        m = self.offsets.shape[0]
-        shape = (m, num_segments) + (() if planar else (2,)) + ((2,) if self.routing == "linear" else ())
+    def bind(self, context: ActuationContext) -> "Tendons":
+        require_context(self, context, RodContext, "rod models (PCS, GVS)")
+        N, planar, m = context.num_segments, context.planar, self.offsets.shape[0]
+        shape = (m, N) + (() if planar else (2,)) + ((2,) if self.routing == "linear" else ())
         if tuple(self.offsets.shape) != shape:
             kind = "planar" if planar else "spatial"
             raise ValueError(
-                f"offsets: {self.routing} routing on a {kind} {num_segments}-segment rod "
+                f"offsets: {self.routing} routing on a {kind} {N}-segment rod "
                 f"needs shape (num_tendons, ...) = {shape}, got {tuple(self.offsets.shape)}"
             )
+        return self
 
     def effort(self, u: Array) -> Array:
         """Tensions act only when positive, ``max(u, 0)`` [N]; ``u`` itself when ``signed``."""
@@ -183,38 +201,33 @@ class Tendons(eqx.Module):
             grad = jnp.concatenate([jnp.cross(r_full, t_hat), t_hat], axis=-1)
         return grad * weights[..., None]
 
-    def lengths_at(self, xi: Array, x01: Array, w01: Array, length: Array) -> Float[Array, " m"]:
-        """Tendon path lengths [m] from strains ``xi`` ``(N, P, d)`` sampled at the
-        normalised abscissae ``x01`` with weights ``w01`` (both ``(N, P)``), e.g. the
-        quadrature points of variable-strain links."""
-        t, _, weights = self._tangents(xi, x01, w01, length)
+    def _samples(self, context: RodContext):
+        """Strains ``(N, P, d)``, abscissae and weights ``(N, P)`` the tendon integrates over:
+        the context's samples, or the tendon's own rule where the strain is constant."""
+        if context.constant_strain:
+            xi = context.strain[:, 0, :]
+            x01, w01 = self._rule(xi.shape[0], xi.dtype)
+            return jnp.broadcast_to(xi[:, None, :], (xi.shape[0], x01.shape[1], xi.shape[1])), x01, w01
+        return context.strain, context.abscissae, context.weights
+
+    def _strain_gradients(self, context: RodContext) -> Float[Array, "m N P d"]:
+        """``d l_j / d xi`` at the context's samples (summed over the tendon's own rule where
+        the strain is constant, ``P = 1``)."""
+        grad = self._length_gradients(*self._samples(context), context.length)
+        return jnp.sum(grad, axis=2, keepdims=True) if context.constant_strain else grad
+
+    def lengths(self, context: RodContext) -> Float[Array, " m"]:
+        """Tendon path lengths ``l(q)`` ``(m,)`` [m]."""
+        t, _, weights = self._tangents(*self._samples(context), context.length)
         return jnp.einsum("mip,mip->m", jnp.linalg.norm(t, axis=-1), weights)
 
-    def matrix_at(self, xi: Array, x01: Array, w01: Array, length: Array, B: Array) -> Float[Array, "n m"]:
-        """``A(q) = -d l/dq^T`` for sampled strains as in :meth:`lengths_at`, with the
-        selectors ``B`` ``(N, P, d, n)`` (``d xi/dq`` at each sample)."""
-        return -jnp.einsum("ipdn,mipd->nm", B, self._length_gradients(xi, x01, w01, length))
+    def matrix(self, context: RodContext) -> Float[Array, "n m"]:
+        """``A(q) = d phi/dq^T = -d l/dq^T``: column ``j`` is the generalized force of a unit
+        tension in tendon ``j``."""
+        return context.to_generalized(-self._strain_gradients(context)).T
 
-    def _constant_strain_samples(self, xi: Array):
-        x01, w01 = self._rule(xi.shape[0], xi.dtype)
-        return jnp.broadcast_to(xi[:, None, :], (xi.shape[0], x01.shape[1], xi.shape[1])), x01, w01
-
-    def lengths(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, " m"]:
-        """Tendon path lengths ``l(q)`` [m] from the (constant) strains ``xi`` of every segment."""
-        return self.lengths_at(*self._constant_strain_samples(xi), length)
-
-    def _strain_length_gradients(self, xi: Float[Array, "N d"], length: Float[Array, " N"]) -> Float[Array, "m N d"]:
-        """``d l_j / d xi_i`` under constant segment strains ``xi``."""
-        return self._length_gradients(*self._constant_strain_samples(xi), length).sum(axis=2)
-
-    def matrix(self, xi: Float[Array, "N d"], length: Float[Array, " N"], B: Float[Array, "N d n"]) -> Float[Array, "n m"]:
-        """``A(q) = d phi/dq^T = -d l/dq^T`` under constant segment strains ``xi``: column
-        ``j`` is the generalized force of a unit tension in tendon ``j``."""
-        return -jnp.einsum("idn,mid->nm", B, self._strain_length_gradients(xi, length))
-
-    def strain_force(self, xi: Float[Array, "N d"], length: Float[Array, " N"], u: Float[Array, " m"]) -> Float[Array, "N d"]:
-        """``-sum_j effort(u_j) d l_j / d xi`` ``(N, d)``: the tendons' force conjugate to
-        each segment's strain (``A(q) effort(u) = sum_i B_i^T`` of its rows), without
-        forming ``A``."""
-        dl = self._strain_length_gradients(xi, length)
-        return -jnp.sum(self.effort(u)[:, None, None] * dl, axis=0)
+    def force(self, context: RodContext, u: Float[Array, " m"]) -> Float[Array, " n"]:
+        """``A(q) effort(u)``, formed in strain space (``-sum_j effort(u_j) d l_j / d xi``)
+        and mapped to the coordinates once, without forming ``A``."""
+        dl = self._strain_gradients(context)
+        return context.to_generalized(-jnp.sum(self.effort(u)[:, None, None, None] * dl, axis=0))

@@ -49,7 +49,7 @@ def backbone_probe(model, q, s_ps) -> tuple[Array, Array, Array]:
     ``(P, 6, n)`` of the backbone points ``s_ps`` of a spatial PCS model."""
     J = model.jacobian_batched(q, s_ps, frame="inertial")
     pts = model.backbone_positions(q, s_ps)
-    seg = model._locate(jnp.asarray(s_ps, q.dtype))[0]
+    seg = model.locate(jnp.asarray(s_ps, q.dtype))[0]
     return pts, model.params.radius[seg], J
 
 

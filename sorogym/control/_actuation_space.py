@@ -53,16 +53,14 @@ class ActuationSpaceDynamics(eqx.Module):
     """The dynamics of ``model`` in actuation-space coordinates (module docstring).
 
     ``unactuated_map``: ``H_u`` ``(n - m, n)``; by default from the QR factorisation of
-    ``A(0)``. Raises ``ValueError`` when ``A(0)`` has rank below ``m``, when the model has
-    no actuator coordinates, or when ``J_phi(0)`` is singular.
+    ``A(0)``. Raises ``ValueError`` when ``A(0)`` has rank below ``m`` or when ``J_phi(0)``
+    is singular.
     """
 
     model: object
     unactuated_map: Float[Array, "n_minus_m n"]
 
     def __init__(self, model, unactuated_map=None):
-        if not hasattr(model, "actuation_coordinates"):
-            raise ValueError(f"model: {type(model).__name__} exposes no actuation_coordinates(q) (integrable actuation map)")
         n, m = model.num_dofs, model.num_actuators
         if m > n:
             raise ValueError(f"model: over-actuated (m = {m} > n = {n}); actuation-space coordinates need m <= n")

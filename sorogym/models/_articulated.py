@@ -37,7 +37,7 @@ tendons and muscles comes from the same link poses and Jacobians as the dynamics
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, final
 
 import equinox as eqx
 import jax
@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ..actuation import ArticulatedTendons, ChainFrames, GeneralizedActuation, McKibbenMuscles, PulleyTendons
+from ..actuation import Actuation, ChainContext, GeneralizedActuation
 from ..lie import se3, so3
 from ._base import DynamicalTerms, SoftRobot
 from ._linalg import spd_solve
@@ -161,45 +161,30 @@ class ChainParams(eqx.Module):
                            [jnp.asarray(v, getattr(self, k).dtype) for k, v in fields.items()])
 
 
-_CHAIN_ACTUATIONS = (GeneralizedActuation, ArticulatedTendons, PulleyTendons, McKibbenMuscles)
-ChainActuation = GeneralizedActuation | ArticulatedTendons | PulleyTendons | McKibbenMuscles
-
-
+@final
 class ArticulatedSoftRobot(SoftRobot):
     """Open serial chain of rigid links with compliant joints (module docstring).
 
     Args:
         params: :class:`ChainParams`.
-        actuation: :class:`~sorogym.actuation.GeneralizedActuation` (joint torques/forces on
-            all or selected joints; default all), :class:`~sorogym.actuation.ArticulatedTendons`
+        actuation: any :class:`~sorogym.actuation.Actuation` that acts on chains, e.g.
+            :class:`~sorogym.actuation.GeneralizedActuation` (joint torques/forces on all
+            or selected joints; default all), :class:`~sorogym.actuation.ArticulatedTendons`
             or :class:`~sorogym.actuation.PulleyTendons` (tensions [N]), or
             :class:`~sorogym.actuation.McKibbenMuscles` (gauge pressures [Pa]; resting
-            lengths left ``None`` are set to the path lengths at ``q = 0`` here, once: they
-            belong to the muscles and stay as they are under :meth:`with_params`).
+            lengths left ``None`` are set to the path lengths at ``q = 0`` when installed,
+            once: they belong to the muscles and stay as they are under :meth:`with_params`).
     """
 
     params: ChainParams
-    actuation: ChainActuation
+    actuation: Actuation
     planar: ClassVar[bool] = False
     elastic_is_affine: ClassVar[bool] = True
 
-    def __init__(self, params: ChainParams, actuation: ChainActuation | None = None):
+    def __init__(self, params: ChainParams, actuation: Actuation | None = None):
         self.params = params
-        act = GeneralizedActuation() if actuation is None else actuation
-        if not isinstance(act, _CHAIN_ACTUATIONS):
-            names = ", ".join(c.__name__ for c in _CHAIN_ACTUATIONS)
-            raise ValueError(f"actuation: the articulated chain takes one of {names}; got {type(act).__name__}")
-        if isinstance(act, GeneralizedActuation):
-            act.check(1, self.num_dofs, False)
-        else:
-            act.check_chain(self.num_dofs)
-        if isinstance(act, McKibbenMuscles) and act.rest_lengths is None:
-            q0 = jnp.zeros((self.num_dofs,), params.mass.dtype)
-            rest = act.paths.lengths(q0, self._rest_frames() if act.needs_frames else None)
-            if not isinstance(rest, jax.core.Tracer) and np.any(np.asarray(rest) <= 0):
-                raise ValueError(f"rest_lengths: the muscle paths have non-positive lengths at q = 0 ({np.asarray(rest)}); pass rest_lengths")
-            act = act.with_rest_lengths(rest)
-        self.actuation = act
+        actuation = GeneralizedActuation() if actuation is None else actuation
+        self.actuation = actuation.bind(self._rest_context())
 
     # -- structure ---------------------------------------------------------------------------
 
@@ -207,16 +192,13 @@ class ArticulatedSoftRobot(SoftRobot):
     def num_dofs(self) -> int:
         return self.params.joint_axes.shape[0]
 
-    @property
-    def num_actuators(self) -> int:
-        return self.actuation.num_actuators(self.num_dofs)
-
     def with_params(self, params: ChainParams) -> "ArticulatedSoftRobot":
         return type(self)(params, self.actuation)
 
-    def update_params(self, **fields) -> "ArticulatedSoftRobot":
-        """``with_params(params.replace(**fields))``."""
-        return self.with_params(self.params.replace(**fields))
+    @property
+    def tip_abscissa(self) -> int:
+        """The last link's frame index ``n`` (frame ``i + 1`` is link ``i``)."""
+        return self.num_dofs
 
     # -- kinematics ----------------------------------------------------------------------
 
@@ -226,18 +208,21 @@ class ArticulatedSoftRobot(SoftRobot):
         poses, J, _, _ = self._recursion(q, jnp.zeros_like(q), False)
         return poses, J
 
-    def _rest_frames(self) -> ChainFrames:
-        """Link poses at ``q = 0`` (products of the fixed transforms; no Jacobians): cheap
-        outside ``jit`` too."""
+    def _rest_context(self) -> ChainContext:
+        """The actuation context at ``q = 0`` with link poses only (products of the fixed
+        transforms, no Jacobians): cheap outside ``jit`` too; models hand it to
+        ``Actuation.bind``."""
         g, poses = self.params.base_pose, []
         for T in self.params.parent_to_joint:
             g = g @ T
             poses.append(g)
-        return ChainFrames(self.params.base_pose, jnp.stack(poses), None)
+        q0 = jnp.zeros((self.num_dofs,), self.params.mass.dtype)
+        return ChainContext(q0, self.params.base_pose, jnp.stack(poses), None)
 
-    def _chain_frames(self, q: Float[Array, " n"]) -> ChainFrames:
+    def actuation_context(self, q: Float[Array, " n"]) -> ChainContext:
+        """World poses and body Jacobians of the links at ``q`` (one kinematics scan)."""
         poses, J = self.link_frames(q)
-        return ChainFrames(self.params.base_pose, poses, J)
+        return ChainContext(q, self.params.base_pose, poses, J)
 
     def _recursion(self, q, qd, gravity: bool):
         """One proximal-to-distal scan: link poses ``(n, 4, 4)``, body Jacobians
@@ -317,10 +302,6 @@ class ArticulatedSoftRobot(SoftRobot):
         k = jnp.clip(jnp.round(jnp.asarray(s_ps)).astype(jnp.int32), 0, self.num_dofs)
         return jax.vmap(lambda g, J: self._in_frame(g, J, frame))(poses[k], jacobians[k])
 
-    def jacobian_and_time_derivative(self, q, qd, s, frame: str = "inertial"):
-        J, Jdot = jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (qd,))
-        return J, Jdot
-
     # -- dynamics ----------------------------------------------------------------------
 
     def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
@@ -369,40 +350,6 @@ class ArticulatedSoftRobot(SoftRobot):
         """``D qd = d * qd`` ``(n,)`` (``D`` diagonal)."""
         return self.params.damping * qd
 
-    def _actuation_matrix_from(self, q, frames):
-        act = self.actuation
-        if isinstance(act, GeneralizedActuation):
-            return act.matrix(q, None, jnp.zeros((1, self.num_dofs), q.dtype))
-        return act.matrix(q, frames)
-
-    def _frames_for_actuation(self, q):
-        return self._chain_frames(q) if getattr(self.actuation, "needs_frames", False) else None
-
-    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
-        """``A(q)`` ``(n, m)``: ``I[:, indices]`` for joint torques; ``-dL/dq^T`` for tendons
-        (per unit tension [m or 1]); ``-dL/dq^T diag(F / p)`` for McKibben muscles (per unit
-        pressure [N m/Pa]), which is ``d actuation_force / du`` since the muscle force is
-        linear in the pressure."""
-        return self._actuation_matrix_from(q, self._frames_for_actuation(q))
-
-    def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Path lengths ``L(q)`` ``(m,)`` [m] of the tendons or McKibben muscles."""
-        if isinstance(self.actuation, GeneralizedActuation):
-            raise TypeError("tendon_lengths: the actuation is GeneralizedActuation, which has no tendons")
-        return self.actuation.lengths(q, self._frames_for_actuation(q))
-
-    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Actuator coordinates ``phi(q)`` ``(m,)``, zero at ``q = 0``, with
-        ``d phi/dq^T = A(q)``: ``A^T q`` for joint torques, the shortening ``L(0) - L(q)``
-        [m] for tendons, the displaced volume ``V(q) - V(0)`` [m^3] for McKibben muscles."""
-        act = self.actuation
-        if isinstance(act, GeneralizedActuation):
-            return self.actuation_matrix(q).T @ q
-        q0 = jnp.zeros_like(q)
-        if isinstance(act, McKibbenMuscles):
-            return act.coordinates(q, self._frames_for_actuation(q)) - act.coordinates(q0, self._frames_for_actuation(q0))
-        return self.tendon_lengths(q0) - self.tendon_lengths(q)
-
     def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> DynamicalTerms:
         """``(M, C qd, G)`` from one recursive pass (shared Jacobians)."""
         poses, J, V, A = self._recursion(q, qd, False)
@@ -413,9 +360,6 @@ class ArticulatedSoftRobot(SoftRobot):
         weights = jnp.einsum("iab,ib->ia", Mi[:, :, 3:], g_body)
         return DynamicalTerms(M, self._bias(J, V, A, Mi), jnp.einsum("iak,ia->k", J, weights))
 
-    def kinetic_energy(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, ""]:
-        return 0.5 * qd @ self.inertia_matrix(q) @ qd
-
     def gravitational_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
         """``U_g = -sum_i m_i g . p_com,i`` [J] (zero with the centres of mass at the world origin)."""
         return self._gravity_potential(q)
@@ -425,10 +369,6 @@ class ArticulatedSoftRobot(SoftRobot):
         dq = q - self.params.rest
         return 0.5 * jnp.sum(self.params.stiffness * dq * dq)
 
-    def potential_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
-        """Gravitational plus spring energy [J]."""
-        return self.gravitational_energy(q) + self.elastic_energy(q)
-
     def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
         """``[qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` (Cholesky solve)."""
         q, qd = self.split_state(y)
@@ -436,11 +376,8 @@ class ArticulatedSoftRobot(SoftRobot):
         poses, J, V, A = self._recursion(q, qd, True)  # one pass: M, C qd, G and the tendon geometry share J
         Mi = self._spatial_inertias()
         M = jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
-        frames = ChainFrames(self.params.base_pose, poses, J)
-        if isinstance(self.actuation, GeneralizedActuation):
-            act = self.actuation.force(u, self.num_dofs)
-        else:  # the chain frames of the dynamics serve the routing too
-            act = self._actuation_matrix_from(q, frames) @ self.actuation.effort(u)
+        # the link frames of the dynamics serve the actuator too
+        act = self.actuation.force(ChainContext(q, self.params.base_pose, poses, J), u)
         tau = act - self._bias(J, V, A, Mi) - self.elastic_force(q) - self.damping_force(qd)
         if len(actuation_args) > 1:
             tau = tau + actuation_args[1]

@@ -3,18 +3,26 @@
 Every model describes ``M(q) qdd + C(q, qd) qd + G(q) + K(q) + D qd = A(q) u + tau_ext``
 with state ``y = [q, qd]`` (``n`` generalized coordinates) and ``m`` actuators. Methods
 document shapes, frames and units; all are pure and safe under ``jit``/``vmap``/``grad``.
+
+:class:`SoftRobot` declares everything a consumer (integrators, environments, controllers,
+planners) may call. Concrete models are final (``typing.final``): they implement the
+abstract members and never serve as base classes; shared implementation lives in abstract
+intermediate classes. The actuator is an abstract field: any
+:class:`~sorogym.actuation.Actuation` works on any model whose
+:meth:`SoftRobot.actuation_context` it understands.
 """
 
-from __future__ import annotations
 
 import abc
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..actuation import GeneralizedActuation
+from ..actuation import Actuation, ActuationContext
+from ._linalg import spd_solve
 
 
 class DynamicalTerms(NamedTuple):
@@ -27,11 +35,20 @@ class DynamicalTerms(NamedTuple):
 
 
 class SoftRobot(eqx.Module):
-    """Abstract control-ready soft-robot model (see module docstring)."""
+    """Abstract control-ready soft-robot model (see module docstring).
 
+    Attributes:
+        params: the model's numerical parameters (a pytree with ``replace(**fields)``).
+        actuation: the installed :class:`~sorogym.actuation.Actuation`, bound to this model.
+    """
+
+    params: eqx.AbstractVar[Any]
+    actuation: eqx.AbstractVar[Actuation]
     #: ``True`` when ``K(q)`` is affine in ``q`` with the constant Jacobian
     #: :meth:`stiffness_matrix` (the trapezoidal integrators rely on it).
     elastic_is_affine: eqx.AbstractClassVar[bool]
+
+    # -- structure ------------------------------------------------------------------------
 
     @property
     @abc.abstractmethod
@@ -39,17 +56,33 @@ class SoftRobot(eqx.Module):
         """Number ``n`` of generalized coordinates."""
 
     @property
-    @abc.abstractmethod
     def num_actuators(self) -> int:
         """Number ``m`` of actuator inputs."""
+        return self.actuation.num_actuators
+
+    @property
+    @abc.abstractmethod
+    def tip_abscissa(self) -> Any:
+        """The ``s`` of the robot's distal end, for :meth:`forward_kinematics`: the backbone
+        length [m] for rods, the last link's frame index for chains."""
+
+    @abc.abstractmethod
+    def with_params(self, params) -> "SoftRobot":
+        """Same structure and actuation, new parameters (same shapes: no recompilation)."""
+
+    def update_params(self, **fields) -> "SoftRobot":
+        """``with_params(params.replace(**fields))``."""
+        return self.with_params(self.params.replace(**fields))
+
+    # -- kinematics -----------------------------------------------------------------------
 
     @abc.abstractmethod
     def forward_kinematics(self, q: Float[Array, " n"], s: Float[Array, ""]) -> Array:
-        """Pose of the backbone point at arc length ``s`` [m] in the world frame."""
+        """Pose of the backbone point (or frame) ``s`` in the world frame."""
 
     @abc.abstractmethod
     def forward_kinematics_batched(self, q: Float[Array, " n"], s_ps: Float[Array, " p"]) -> Array:
-        """Poses at several arc lengths, stacked along a leading axis."""
+        """Poses at several ``s``, stacked along a leading axis."""
 
     @abc.abstractmethod
     def jacobian(self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial") -> Array:
@@ -60,11 +93,14 @@ class SoftRobot(eqx.Module):
         single kinematics pass."""
         return self.forward_kinematics(q, s), self.jacobian(q, s, frame)
 
-    @abc.abstractmethod
     def jacobian_and_time_derivative(
         self, q: Float[Array, " n"], qd: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial"
     ) -> tuple[Array, Array]:
-        """``(J, dJ/dt)`` at ``s``, each ``(d, n)``."""
+        """``(J, dJ/dt)`` at ``s``, each ``(d, n)``, with ``dJ/dt = (dJ/dq) qd`` by
+        forward-mode differentiation."""
+        return jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (qd,))
+
+    # -- dynamics -------------------------------------------------------------------------
 
     @abc.abstractmethod
     def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
@@ -82,6 +118,17 @@ class SoftRobot(eqx.Module):
     def gravitational_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """``G(q) = dU_g/dq`` (left-hand-side convention)."""
 
+    def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> DynamicalTerms:
+        """``DynamicalTerms(M(q), C(q, qd) qd, G(q))``; models override it with one shared
+        kinematics pass."""
+        return DynamicalTerms(self.inertia_matrix(q), self.coriolis_force(q, qd), self.gravitational_force(q))
+
+    def inertia_and_bias(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> tuple[Array, Array]:
+        """``(M(q), C(q, qd) qd + G(q))``, the terms :meth:`forward_dynamics` solves with;
+        models override it where the bias has a cheaper fused form."""
+        M, cor, grav = self.dynamical_terms(q, qd)
+        return M, cor + grav
+
     @abc.abstractmethod
     def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """``K(q) = dU_e/dq`` (left-hand-side convention)."""
@@ -98,10 +145,45 @@ class SoftRobot(eqx.Module):
         """Viscous ``D qd`` ``(n,)``."""
         return self.damping_matrix() @ qd
 
-    def dynamical_terms(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> DynamicalTerms:
-        """``DynamicalTerms(M(q), C(q, qd) qd, G(q))``; models override it with one shared
-        kinematics pass."""
-        return DynamicalTerms(self.inertia_matrix(q), self.coriolis_force(q, qd), self.gravitational_force(q))
+    def potential_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``tau_U = G(q) + K(q)``."""
+        return self.gravitational_force(q) + self.elastic_force(q)
+
+    def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
+        """``dy/dt = [qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` with
+        ``actuation_args`` ``()``, ``(u,)`` or ``(u, tau_ext)`` (``u``: ``(m,)``,
+        ``tau_ext``: ``(n,)``). Fused: ``M`` and ``C qd + G`` from one kinematics pass
+        (:meth:`inertia_and_bias`), a Cholesky solve, never an explicit inverse."""
+        q, qd = self.split_state(y)
+        M, bias = self.inertia_and_bias(q, qd)
+        rhs = self.generalized_force(q, *actuation_args) - bias - self.elastic_force(q) - self.damping_force(qd)
+        return jnp.concatenate([qd, spd_solve(M, rhs)])
+
+    # -- actuation ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def actuation_context(self, q: Float[Array, " n"]) -> ActuationContext:
+        """The kinematics the actuator reads at ``q`` (:mod:`sorogym.actuation`)."""
+
+    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
+        """``A(q) = d phi/dq^T`` ``(n, m)`` mapping actuator efforts to generalized forces."""
+        return self.actuation.matrix(self.actuation_context(q))
+
+    def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
+        """``A(q) effort(u)`` ``(n,)``, the generalized actuation force (tensions and
+        pressures are clipped at zero unless signed), in the actuator's cheapest form."""
+        return self.actuation.force(self.actuation_context(q), u)
+
+    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Actuator coordinates ``phi(q)`` ``(m,)``, zero at ``q = 0``, with
+        ``d phi/dq^T = A(q)``: ``A^T q`` for generalized forces, the shortening
+        ``l(0) - l(q)`` [m] for tendons, the displaced volume [m^3] for McKibben muscles."""
+        rest = self.actuation.coordinates(self.actuation_context(jnp.zeros_like(q)))
+        return self.actuation.coordinates(self.actuation_context(q)) - rest
+
+    def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
+        """Path lengths ``l(q)`` ``(m,)`` [m] of tendon-like actuators (``TypeError`` for others)."""
+        return self.actuation.lengths(self.actuation_context(q))
 
     def generalized_force(self, q: Float[Array, " n"], u: Float[Array, " m"] | None = None,
                           tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
@@ -114,39 +196,39 @@ class SoftRobot(eqx.Module):
             tau = tau + tau_ext
         return tau
 
-    @abc.abstractmethod
-    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
-        """``A(q) = d phi/dq^T`` mapping actuator efforts to generalized forces."""
+    # -- energies -------------------------------------------------------------------------
 
-    def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
-        """``A(q) effort(u)``, the generalized actuation force (tensions and pressures are
-        clipped at zero unless signed); generalized actuation places ``u`` on its
-        coordinates without forming ``A``."""
-        if isinstance(self.actuation, GeneralizedActuation):
-            return self.actuation.force(u, self.num_dofs)
-        return self.actuation_matrix(q) @ self.actuation.effort(u)
-
-    @abc.abstractmethod
     def kinetic_energy(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, ""]:
         """``T = qd^T M(q) qd / 2`` [J]."""
+        return 0.5 * qd @ (self.inertia_matrix(q) @ qd)
 
     @abc.abstractmethod
+    def gravitational_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
+        """``U_g`` [J] with ``dU_g/dq = G(q)``."""
+
+    @abc.abstractmethod
+    def elastic_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
+        """``U_e`` [J] with ``dU_e/dq = K(q)``."""
+
     def potential_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
         """Gravitational plus elastic potential energy [J]."""
+        return self.gravitational_energy(q) + self.elastic_energy(q)
 
-    @abc.abstractmethod
-    def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
-        """``dy/dt = [qd, qdd]`` with ``actuation_args = (u,)`` or ``(u, tau_ext)``."""
+    def total_energy(self, y: Float[Array, " 2n"]) -> Float[Array, ""]:
+        """Kinetic plus potential energy [J] of the state ``y``."""
+        q, qd = self.split_state(y)
+        return self.kinetic_energy(q, qd) + self.potential_energy(q)
 
-    @abc.abstractmethod
-    def with_params(self, params) -> "SoftRobot":
-        """Same structure, new parameters (same shapes: no recompilation)."""
+    # -- state and statics ----------------------------------------------------------------
 
-    # Concrete conveniences shared by all models ---------------------------------------
+    def split_state(self, y: Float[Array, " 2n"]) -> tuple[Array, Array]:
+        """``y -> (q, qd)``."""
+        n = self.num_dofs
+        return y[..., :n], y[..., n:]
 
-    def potential_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
-        """``tau_U = G(q) + K(q)``."""
-        return self.gravitational_force(q) + self.elastic_force(q)
+    def zero_state(self, dtype=None) -> Float[Array, " 2n"]:
+        """The rest state ``y = 0`` (``q = 0`` is the reference configuration)."""
+        return jnp.zeros((2 * self.num_dofs,), dtype or jnp.result_type(float))
 
     def static_equilibrium(
         self,
@@ -161,17 +243,3 @@ class SoftRobot(eqx.Module):
         from ._statics import static_equilibrium
 
         return static_equilibrium(self, u, tau_ext, **solver_options)
-
-    def split_state(self, y: Float[Array, " 2n"]) -> tuple[Array, Array]:
-        """``y -> (q, qd)``."""
-        n = self.num_dofs
-        return y[..., :n], y[..., n:]
-
-    def total_energy(self, y: Float[Array, " 2n"]) -> Float[Array, ""]:
-        """Kinetic plus potential energy [J] of the state ``y``."""
-        q, qd = self.split_state(y)
-        return self.kinetic_energy(q, qd) + self.potential_energy(q)
-
-    def zero_state(self, dtype=None) -> Float[Array, " 2n"]:
-        """The rest state ``y = 0`` (``q = 0`` is the reference configuration)."""
-        return jnp.zeros((2 * self.num_dofs,), dtype or jnp.result_type(float))

@@ -25,19 +25,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, final
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ..actuation import GeneralizedActuation, Tendons
+from ..actuation import Actuation, GeneralizedActuation, RodContext
 from . import _gvs_kernel as gvs_kernel
 from . import _pcs_kernel as kernel
 from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
-from ._params import RodParams, _per_segment, check_field, check_shape
-from ._pcs import _TROUTON, _section_moments
+from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
+from ._params import RodParams, check_field, check_shape, per_segment
 from ._base import DynamicalTerms
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps
@@ -61,7 +61,7 @@ class GVSParams(eqx.Module):
             raise ValueError("planar: GVS links are spatial")
         rod = RodParams.create(length=length, radius=radius, density=density, young_modulus=young_modulus,
                                planar=False, **rod_fields)
-        tip = rod.radius if tip_radius is None else _per_segment("tip_radius", tip_radius, rod.num_segments,
+        tip = rod.radius if tip_radius is None else per_segment("tip_radius", tip_radius, rod.num_segments,
                                                                  rod.length.dtype)
         params = cls(rod, tip)
         params.validate()
@@ -104,13 +104,15 @@ class GVSParams(eqx.Module):
 COMPACT_DYNAMICS_MIN_LINKS = 3
 
 
+@final
 class GVS(QuadratureRod):
     """Spatial Geometric Variable Strain rod (see module docstring).
 
     Args:
         params: :class:`GVSParams` (or spatial :class:`RodParams` for cylindrical links).
         bases: one :class:`StrainBasis` for every link, or one per link.
-        actuation: :class:`~sorogym.actuation.GeneralizedActuation` (default) or
+        actuation: any :class:`~sorogym.actuation.Actuation` that acts on rods, e.g.
+            :class:`~sorogym.actuation.GeneralizedActuation` (default) or
             :class:`~sorogym.actuation.Tendons` routed in each link's cross-section (their
             path integrals use the links' Gauss points).
         num_gauss_points: Gauss-Legendre points per link (one for all links, or one each).
@@ -120,7 +122,7 @@ class GVS(QuadratureRod):
     planar: ClassVar[bool] = False
 
     params: GVSParams
-    actuation: eqx.Module
+    actuation: Actuation
     bases: tuple[StrainBasis, ...] = eqx.field(static=True)
     num_gauss_points: tuple[int, ...] = eqx.field(static=True)
     # Precomputed, state-independent data (recomputed by with_params).
@@ -136,7 +138,7 @@ class GVS(QuadratureRod):
     _stiffness: Float[Array, "n n"]
     _damping: Float[Array, "n n"]
 
-    def __init__(self, params, bases: StrainBasis | Sequence[StrainBasis], actuation: eqx.Module | None = None,
+    def __init__(self, params, bases: StrainBasis | Sequence[StrainBasis], actuation: Actuation | None = None,
                  num_gauss_points: int | Sequence[int] = 5):
         if isinstance(params, RodParams):
             params = GVSParams.from_rod(params)
@@ -152,11 +154,6 @@ class GVS(QuadratureRod):
         if len(gauss) != N or any(g < 1 for g in gauss):
             raise ValueError(f"num_gauss_points: expected integers >= 1, one or {N}, got {num_gauss_points}")
         self.params, self.bases, self.num_gauss_points = params, bases, gauss
-        n = sum(b.num_dofs for b in bases)
-        self.actuation = GeneralizedActuation() if actuation is None else actuation
-        if not isinstance(self.actuation, (GeneralizedActuation, Tendons)):
-            raise TypeError(f"actuation: GVS supports GeneralizedActuation and Tendons, got {type(actuation).__name__}")
-        self.actuation.check(N, n, False)
         dtype = params.length.dtype
         Q = max(gauss)
         rules = [link_nodes(g, Q) for g in gauss]
@@ -178,19 +175,20 @@ class GVS(QuadratureRod):
         seg = np.repeat(np.arange(N), Q)
         r0, r1 = params.radius[:, None], params.tip_radius[:, None]
         radius = (r0 + (r1 - r0) * self._quad_x).reshape(-1)  # (P,)
-        moments = _section_moments(radius, planar=False)  # (P, 6)
+        moments = section_moments(radius, planar=False)  # (P, 6)
         rho = params.density[seg]
         self._quad_mass = (w[:, None] * rho[:, None] * moments).T
         self._quad_weight_force = params.gravity[:, None] * (w * rho * jnp.pi * radius**2)[None, :]
-        E, G = params.young_modulus[seg], params.shear_modulus[seg]
-        modulus = jnp.stack([G, E, E, E, G, G], axis=-1)
+        modulus = elastic_moduli(params.young_modulus[seg], params.shear_modulus[seg], planar=False)
         stiff = w[:, None] * modulus * moments  # (P, 6)
         if params.damping.ndim == 2:  # per-strain coefficients per unit length
             damp = w[:, None] * params.damping[seg]
         else:
-            damp = w[:, None] * params.damping[seg][:, None] * jnp.asarray(_TROUTON[False], dtype) * moments
+            damp = w[:, None] * params.damping[seg][:, None] * jnp.asarray(VISCOUS_FACTORS[False], dtype) * moments
         self._stiffness = jnp.einsum("dip,pd,djp->ij", self._B_quad, stiff, self._B_quad)
         self._damping = jnp.einsum("dip,pd,djp->ij", self._B_quad, damp, self._B_quad)
+        actuation = GeneralizedActuation() if actuation is None else actuation
+        self.actuation = actuation.bind(self.actuation_context(jnp.zeros((self.num_dofs,), dtype)))
 
     def _global_basis(self, points_of) -> Array:
         """Basis ``(6, n, N P)`` at ``points_of(i)`` ``(P,)`` of every link ``i``, each link's
@@ -245,28 +243,15 @@ class GVS(QuadratureRod):
         return sum(b.num_dofs for b in self.bases)
 
     @property
-    def num_actuators(self) -> int:
-        return self.actuation.num_actuators(self.num_dofs)
-
-    @property
     def coordinate_names(self) -> tuple[str, ...]:
         """Names of the coordinates of ``q``, e.g. ``("seg0.ky0", "seg0.ky1", ...)``."""
         return tuple(f"seg{i}.{name}" for i, b in enumerate(self.bases) for name in b.coordinate_names)
-
-    @property
-    def total_length(self) -> Float[Array, ""]:
-        """Backbone length at rest [m]."""
-        return jnp.sum(self.params.length)
 
     def with_params(self, params) -> "GVS":
         """Same structure and actuation with new parameters (same shapes: no recompilation)."""
         return type(self)(params, self.bases, self.actuation, self.num_gauss_points)
 
-    def update_params(self, **fields) -> "GVS":
-        """``with_params(params.replace(**fields))``."""
-        return self.with_params(self.params.replace(**fields))
-
-    def with_actuation(self, actuation: eqx.Module) -> "GVS":
+    def with_actuation(self, actuation: Actuation) -> "GVS":
         """Same robot with another actuation model."""
         return type(self)(self.params, self.bases, actuation, self.num_gauss_points)
 
@@ -358,16 +343,16 @@ class GVS(QuadratureRod):
         h = h_own[:, kk, owner]
         return DynamicalTerms(U + U.T + diag, h[0], h[1])
 
-    def _inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
+    def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
         if self.num_segments < COMPACT_DYNAMICS_MIN_LINKS:
-            return super()._inertia_and_bias(q, qd)
+            return super().inertia_and_bias(q, qd)
         M, cor, grav = self.dynamical_terms(q, qd)
         return M, cor + grav
 
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
         s = jnp.asarray(s, q.dtype).reshape(-1)
-        seg, s_local = self._locate(s)
+        seg, s_local = self.locate(s)
         X = s_local / self.params.length[seg]
         C = self._cells_per_link
         nodes = self._nodes[seg]  # (P, C + 1)
@@ -394,7 +379,7 @@ class GVS(QuadratureRod):
     def strain(self, q: Float[Array, " n"], s) -> Float[Array, "p 6"]:
         """Full strain ``xi(s)`` ``(p, 6)`` at arc lengths ``s`` ``(p,)`` [m]."""
         s = jnp.asarray(s, q.dtype).reshape(-1)
-        seg, s_local = self._locate(s)
+        seg, s_local = self.locate(s)
         X = s_local / self.params.length[seg]
         return (self.params.reference_strain[seg].T + jnp.einsum("dnp,n->dp", self._basis_at(seg, X), q)).T
 
@@ -406,18 +391,8 @@ class GVS(QuadratureRod):
         B = jnp.moveaxis(self._B_quad.reshape(6, n, N, Q), (2, 3), (0, 1))  # (N, Q, 6, n)
         return self.params.reference_strain[:, None, :] + B @ q, B
 
-    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
-        """``A(q)``: the identity (columns ``indices``) or the tendons' ``-dl/dq^T``."""
-        if isinstance(self.actuation, GeneralizedActuation):
-            eye = jnp.eye(self.num_dofs, dtype=q.dtype)
-            return eye if self.actuation.indices is None else eye[:, list(self.actuation.indices)]
+    def actuation_context(self, q: Float[Array, " n"]) -> RodContext:
+        """The strains and selectors at every link's Gauss points (the samples tendon path
+        integrals use)."""
         xi, B = self._strain_at_gauss_points(q)
-        return self.actuation.matrix_at(xi, self._quad_x, self._quad_w, self.params.length, B)
-
-    def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Path lengths ``l(q)`` ``(m,)`` [m] of the installed tendons (Gauss sums over each
-        link's Gauss points)."""
-        if not isinstance(self.actuation, Tendons):
-            raise TypeError(f"tendon_lengths: the actuation is {type(self.actuation).__name__}, not Tendons")
-        xi, _ = self._strain_at_gauss_points(q)
-        return self.actuation.lengths_at(xi, self._quad_x, self._quad_w, self.params.length)
+        return RodContext(q, xi, self._quad_x, self._quad_w, self.params.length, B)

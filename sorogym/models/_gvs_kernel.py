@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jaxtyping import Array
 
 from ._pcs_kernel import Local
-from ._rod_ops import _cross, _matvec
+from ._rod_ops import pointwise_cross, pointwise_matvec
 
 _SQRT3_12 = 3.0**0.5 / 12.0
 
@@ -127,5 +128,5 @@ def compact_cell_frames(ops, root, cells: Local, num_links: int):
 def coadjoint_to_world(R: Array, p: Array, f: Array) -> Array:
     """``Ad_(R,p)^-T f``: body-frame wrenches ``f = [m, f]`` ``(6, K, P)`` in the world frame,
     ``[R m + p x R f, R f]`` (the dual of :meth:`SpatialOps.adjoint_inverse_apply`)."""
-    Rf = _matvec(R, f[3:])
-    return jnp.concatenate([_matvec(R, f[:3]) + _cross(p[:, None, :], Rf), Rf])
+    Rf = pointwise_matvec(R, f[3:])
+    return jnp.concatenate([pointwise_matvec(R, f[:3]) + pointwise_cross(p[:, None, :], Rf), Rf])

@@ -35,7 +35,7 @@ def _as_array(x, dtype) -> Array:
     return jnp.asarray(x, dtype=dtype)
 
 
-def _per_segment(name: str, value, num_segments: int, dtype) -> Array:
+def per_segment(name: str, value, num_segments: int, dtype) -> Array:
     arr = _as_array(value, dtype)
     if arr.ndim == 0:
         arr = jnp.full((num_segments,), arr)
@@ -47,7 +47,7 @@ def _per_segment(name: str, value, num_segments: int, dtype) -> Array:
     return arr
 
 
-def _damping_per_segment(value, num_segments: int, num_strains: int, dtype) -> Array:
+def _dampingper_segment(value, num_segments: int, num_strains: int, dtype) -> Array:
     """Damping as ``(N,)`` material coefficients or ``(N, d)`` per-strain coefficients."""
     arr = _as_array(value, dtype)
     if arr.ndim == 2:
@@ -57,7 +57,7 @@ def _damping_per_segment(value, num_segments: int, num_strains: int, dtype) -> A
                 f"got {tuple(arr.shape)}"
             )
         return arr
-    return _per_segment("damping", arr, num_segments, dtype)
+    return per_segment("damping", arr, num_segments, dtype)
 
 
 def check_field(name: str, value: Array, *, positive: bool = False, nonnegative: bool = False) -> None:
@@ -155,17 +155,17 @@ class RodParams(eqx.Module):
             raise ValueError(f"length: expected shape (N,) with N >= 1, got {tuple(L.shape)}")
         N = L.shape[0]
         d = 3 if planar else 6
-        E = _per_segment("young_modulus", young_modulus, N, dtype)
+        E = per_segment("young_modulus", young_modulus, N, dtype)
         if shear_modulus is not None and poisson_ratio is not None:
             raise ValueError("shear_modulus and poisson_ratio: give at most one of them")
         if shear_modulus is None:
-            nu = _per_segment("poisson_ratio", 0.5 if poisson_ratio is None else poisson_ratio, N, dtype)
+            nu = per_segment("poisson_ratio", 0.5 if poisson_ratio is None else poisson_ratio, N, dtype)
             check_field("poisson_ratio", nu)
             if _is_concrete(nu) and not np.all((np.asarray(nu) > -1.0) & (np.asarray(nu) <= 0.5)):
                 raise ValueError(f"poisson_ratio: must lie in (-1, 0.5], got {np.asarray(nu)}")
             G = E / (2.0 * (1.0 + nu))
         else:
-            G = _per_segment("shear_modulus", shear_modulus, N, dtype)
+            G = per_segment("shear_modulus", shear_modulus, N, dtype)
         if reference_strain is None:
             ref = np.zeros((N, d))
             ref[:, 1 if planar else 3] = 1.0
@@ -185,11 +185,11 @@ class RodParams(eqx.Module):
             base_position = np.zeros(gdim)
         params = cls(
             length=L,
-            radius=_per_segment("radius", radius, N, dtype),
-            density=_per_segment("density", density, N, dtype),
+            radius=per_segment("radius", radius, N, dtype),
+            density=per_segment("density", density, N, dtype),
             young_modulus=E,
             shear_modulus=G,
-            damping=_damping_per_segment(damping, N, d, dtype),
+            damping=_dampingper_segment(damping, N, d, dtype),
             reference_strain=ref,
             gravity=_as_array(gravity, dtype),
             base_rotation=_as_array(base_rotation, dtype),

@@ -8,62 +8,39 @@ Jacobians map ``qd`` to twists of the backbone frame at ``s``: body-frame twists
 (components in the cross-section frame) or ``"inertial"`` twists ``[R w_b, R v_b]``
 (world-frame angular velocity and the world-frame velocity of the backbone point).
 
-Cross-sections are solid circles of radius ``r``: area ``A = pi r^2``, second moments
-``I = pi r^4 / 4`` and polar ``J = pi r^4 / 2``. Per unit length, the mass matrix is
-``rho diag(J, I, I, A, A, A)`` (planar ``rho diag(I, A, A)``), the Hookean stiffness
-``diag(G J, E I, E I, E A, G A, G A)`` (planar ``diag(E I, E A, G A)``) and the damping
-``eta diag(J, 3 I, 3 I, 3 A, A, A)`` (planar ``eta diag(3 I, 3 A, A)``) for the material
-damping coefficient ``eta = params.damping`` [Pa s], a shear viscosity whose extensional
-counterpart is ``3 eta`` (Trouton's ratio, incompressible material), or directly
-``diag(params.damping[i])`` when per-strain coefficients ``(N, d)`` are given; segment terms
-are these times the segment length, so ``K(q) = S q`` and ``D`` are constant matrices.
+Cross-sections are solid circles (:mod:`sorogym.models._cross_section`): per unit length
+the mass ``rho diag(J, I, I, A, A, A)``, the Hookean stiffness ``diag(G J, E I, E I, E A,
+G A, G A)`` and the damping ``eta diag(J, 3 I, 3 I, 3 A, A, A)`` for the material damping
+coefficient ``eta = params.damping`` [Pa s], or directly ``diag(params.damping[i])`` when
+per-strain coefficients ``(N, d)`` are given; segment terms are these times the segment
+length, so ``K(q) = S q`` and ``D`` are constant (diagonal) matrices.
 Integrals along segments (M, C qd, G) use Gauss-Legendre quadrature.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, final
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..actuation import GeneralizedActuation, Tendons
+from ..actuation import Actuation, GeneralizedActuation, RodContext
 from . import _pcs_kernel as kernel
+from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
 from ._rod import QuadratureRod
 from ._params import RodParams
 from ._rod_ops import PlanarOps, SpatialOps
 from ._strains import PLANAR_STRAINS, SPATIAL_STRAINS, StrainSpec, selector_blocks, strain_mask, strain_slots
 
 
-def _section_moments(radius: Array, planar: bool) -> Array:
-    """``(N, d)`` cross-section moments ordered like the strain: ``[J, I, I, A, A, A]``
-    (spatial) or ``[I, A, A]`` (planar)."""
-    A = jnp.pi * radius**2
-    I = jnp.pi * radius**4 / 4.0
-    if planar:
-        return jnp.stack([I, A, A], axis=-1)
-    return jnp.stack([2.0 * I, I, I, A, A, A], axis=-1)
-
-
-# Viscous (Kelvin-Voigt) damping: the damping coefficient is a shear viscosity eta; the
-# extensional viscosity of an incompressible material is 3 eta (Trouton's ratio), so bending
-# and elongation rates are damped by 3 eta and torsion and shear by eta.
-_TROUTON = {
-    False: np.array([1.0, 3.0, 3.0, 3.0, 1.0, 1.0]),
-    True: np.array([3.0, 3.0, 1.0]),
-}
-
-
 class _PCSRod(QuadratureRod):
-    """Shared implementation of spatial and planar PCS (see module docstring)."""
-
-    ops: ClassVar = SpatialOps
-    planar: ClassVar[bool] = False
+    """Shared implementation of spatial and planar PCS (see module docstring); abstract:
+    :class:`PCS` and :class:`PlanarPCS` set the Lie group."""
 
     params: RodParams
-    actuation: eqx.Module
+    actuation: Actuation
     active_strains: tuple[tuple[bool, ...], ...] = eqx.field(static=True)
     num_quadrature_points: int = eqx.field(static=True)
     quadrature: tuple[tuple[float, ...], tuple[float, ...]] | None = eqx.field(static=True)
@@ -81,7 +58,7 @@ class _PCSRod(QuadratureRod):
         self,
         params: RodParams,
         active_strains: StrainSpec = None,
-        actuation: eqx.Module | None = None,
+        actuation: Actuation | None = None,
         num_quadrature_points: int = 5,
         quadrature: tuple | None = None,
     ):
@@ -101,9 +78,6 @@ class _PCSRod(QuadratureRod):
         self.params = params
         self.active_strains = masks
         self.num_quadrature_points = int(num_quadrature_points)
-        n = sum(sum(m) for m in masks)
-        self.actuation = GeneralizedActuation() if actuation is None else actuation
-        self.actuation.check(N, n, self.planar)
         dtype = params.length.dtype
         self._B = jnp.asarray(selector_blocks(masks), dtype)
         if quadrature is None:
@@ -122,26 +96,24 @@ class _PCSRod(QuadratureRod):
         L = params.length
         self._quad_s = (L[:, None] * x01[None, :]).reshape(-1)
         weights = (L[:, None] * w01[None, :]).reshape(-1)
-        moments = _section_moments(params.radius, self.planar)  # (N, d)
+        moments = section_moments(params.radius, self.planar)  # (N, d)
         mass = params.density[:, None] * moments
         self._quad_mass = (weights[:, None] * mass[quad_segment]).T
         line_density = params.density * jnp.pi * params.radius**2  # kg/m
         self._quad_weight_force = params.gravity[:, None] * (weights * line_density[quad_segment])[None, :]
-        E, G = params.young_modulus, params.shear_modulus
-        if self.planar:
-            modulus = jnp.stack([E, E, G], axis=-1)
-        else:
-            modulus = jnp.stack([G, E, E, E, G, G], axis=-1)
+        modulus = elastic_moduli(params.young_modulus, params.shear_modulus, self.planar)
         stiff = L[:, None] * modulus * moments  # (N, d)
         if params.damping.ndim == 2:  # per-strain coefficients per unit length
             damp = L[:, None] * params.damping
         else:
-            damp = L[:, None] * params.damping[:, None] * jnp.asarray(_TROUTON[self.planar], dtype) * moments
+            damp = L[:, None] * params.damping[:, None] * jnp.asarray(VISCOUS_FACTORS[self.planar], dtype) * moments
         # Each coordinate is one strain component of one segment, so S and D are diagonal.
         self._stiffness_diagonal = jnp.einsum("idn,id->n", self._B, stiff)
         self._damping_diagonal = jnp.einsum("idn,id->n", self._B, damp)
         self._stiffness = jnp.diag(self._stiffness_diagonal)
         self._damping = jnp.diag(self._damping_diagonal)
+        actuation = GeneralizedActuation() if actuation is None else actuation
+        self.actuation = actuation.bind(self.actuation_context(jnp.zeros((self.num_dofs,), dtype)))
 
     # -- structure ---------------------------------------------------------------------
 
@@ -154,10 +126,6 @@ class _PCSRod(QuadratureRod):
         return int(self._B.shape[-1])
 
     @property
-    def num_actuators(self) -> int:
-        return self.actuation.num_actuators(self.num_dofs)
-
-    @property
     def strain_names(self) -> tuple[str, ...]:
         """Names of the coordinates of ``q``, e.g. ``("seg0.ky", "seg0.kz", ...)``."""
         names = PLANAR_STRAINS if self.planar else SPATIAL_STRAINS
@@ -165,20 +133,11 @@ class _PCSRod(QuadratureRod):
             f"seg{i}.{name}" for i, m in enumerate(self.active_strains) for name, a in zip(names, m) if a
         )
 
-    @property
-    def total_length(self) -> Float[Array, ""]:
-        """Backbone length at rest [m]."""
-        return jnp.sum(self.params.length)
-
     def with_params(self, params: RodParams) -> "_PCSRod":
         """Same structure and actuation with new parameters (same shapes: no recompilation)."""
         return type(self)(params, self.active_strains, self.actuation, self.num_quadrature_points, self.quadrature)
 
-    def update_params(self, **fields) -> "_PCSRod":
-        """``with_params(params.replace(**fields))``."""
-        return self.with_params(self.params.replace(**fields))
-
-    def with_actuation(self, actuation: eqx.Module) -> "_PCSRod":
+    def with_actuation(self, actuation: Actuation) -> "_PCSRod":
         """Same robot with another actuation model."""
         return type(self)(self.params, self.active_strains, actuation, self.num_quadrature_points, self.quadrature)
 
@@ -210,7 +169,7 @@ class _PCSRod(QuadratureRod):
     def _frames(self, q, qd, s, with_velocity):
         """Frames at arc lengths ``s`` (any shape, flattened to the trailing axis)."""
         s = jnp.asarray(s, q.dtype).reshape(-1)
-        seg, s_loc = self._locate(s)
+        seg, s_loc = self.locate(s)
         return self._kinematics(q, qd, s_loc, seg, with_velocity)
 
     # -- dynamics ----------------------------------------------------------------------
@@ -219,26 +178,21 @@ class _PCSRod(QuadratureRod):
         s_local = self._quad_s.reshape(self.num_segments, self.num_quadrature_points)
         return self._kinematics(q, qd, s_local, None, with_velocity)
 
-    def actuation_force(self, q, u) -> Float[Array, " n"]:
-        """``A(q) effort(u)`` (tendon tensions are clipped at zero); for tendons, formed in
-        strain space and gathered onto the active coordinates (no ``A``, no matrix product)."""
-        if isinstance(self.actuation, Tendons):
-            f = self.actuation.strain_force(self.strain(q), self.params.length, u)
-            active = np.flatnonzero(np.asarray(self.active_strains).reshape(-1))
-            return f.reshape(-1)[active]
-        return super().actuation_force(q, u)
+    @property
+    def _coordinate_slots(self) -> tuple[int, ...]:
+        """Index of each coordinate in the flattened ``(N, d)`` strain array."""
+        return tuple(int(i) for i in np.flatnonzero(np.asarray(self.active_strains).reshape(-1)))
 
-    def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
-        """``A(q)`` of the installed actuation model."""
-        return self.actuation.matrix(self.strain(q), self.params.length, self._B)
-
-    def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Path lengths ``l(q)`` ``(m,)`` [m] of the installed tendons."""
-        if not isinstance(self.actuation, Tendons):
-            raise TypeError(f"tendon_lengths: the actuation is {type(self.actuation).__name__}, not Tendons")
-        return self.actuation.lengths(self.strain(q), self.params.length)
+    def actuation_context(self, q: Float[Array, " n"]) -> RodContext:
+        """The segment strains at ``q`` (constant along each segment: one sample per
+        segment) and the selectors ``B_i``; strain-space forces map to ``q`` by gathering
+        the active components."""
+        ones = jnp.ones((self.num_segments, 1), q.dtype)
+        return RodContext(q, self.strain(q)[:, None, :], 0.5 * ones, ones, self.params.length, self._B[:, None],
+                          constant_strain=True, coordinate_slots=self._coordinate_slots)
 
 
+@final
 class PCS(_PCSRod):
     """Spatial piecewise-constant-strain rod on SE(3) (strain ``[kx, ky, kz, sx, sy, sz]``).
 
@@ -246,8 +200,9 @@ class PCS(_PCSRod):
         params: :class:`RodParams` with ``planar=False``.
         active_strains: strain selection (``None``: all six; ``"pcc"``: bending only);
             names, a boolean mask, or one entry per segment.
-        actuation: :class:`~sorogym.actuation.GeneralizedActuation` (default, ``A = I``)
-            or :class:`~sorogym.actuation.Tendons`.
+        actuation: any :class:`~sorogym.actuation.Actuation` that acts on rods, e.g.
+            :class:`~sorogym.actuation.GeneralizedActuation` (default, ``A = I``) or
+            :class:`~sorogym.actuation.Tendons`.
         num_quadrature_points: Gauss-Legendre points per segment for M, C qd and G.
         quadrature: optional custom rule ``(nodes, weights)`` on ``[0, 1]`` (weights summing
             to 1) replacing Gauss-Legendre, e.g. to reproduce another implementation's rule.
@@ -257,6 +212,7 @@ class PCS(_PCSRod):
     planar: ClassVar[bool] = False
 
 
+@final
 class PlanarPCS(_PCSRod):
     """Planar piecewise-constant-strain rod on SE(2) (strain ``[k, sx, sy]``, motion in
     the world x-y plane). Same arguments as :class:`PCS` with planar parameters."""

@@ -1,41 +1,61 @@
 """Operations shared by the rod models (PCS and GVS): everything that follows from the
 frames at backbone points and at the quadrature points.
 
-A rod model provides ``ops`` (:class:`~sorogym.models._rod_ops.SpatialOps` or
-``PlanarOps``), ``_frames(q, qd, s, with_velocity)`` (frames at arc lengths ``s``),
-``_quadrature_frames(q, qd, with_velocity)`` (frames at the ``P`` quadrature points) and
-the precomputed arrays ``_quad_mass`` ``(d, P)`` (quadrature weight times the diagonal of
-the cross-section mass matrix), ``_quad_weight_force`` ``(k, P)`` (weight times
-``rho A g``, world frame [N]), ``_stiffness`` and ``_damping`` ``(n, n)``. Frames are
+A rod model (a final subclass of the abstract :class:`QuadratureRod`) provides ``ops``
+(:class:`~sorogym.models._rod_ops.SpatialOps` or ``PlanarOps``), ``_frames(q, qd, s,
+with_velocity)`` (frames at arc lengths ``s``), ``_quadrature_frames(q, qd, with_velocity)``
+(frames at the ``P`` quadrature points) and the precomputed arrays ``_quad_mass`` ``(d, P)``
+(quadrature weight times the diagonal of the cross-section mass matrix),
+``_quad_weight_force`` ``(k, P)`` (weight times ``rho A g``, world frame [N]), ``_stiffness``
+and ``_damping`` ``(n, n)``; all are declared here as abstract members. Frames are
 :class:`~sorogym.models._pcs_kernel.Frame` tuples in the batch-minor layout of
 :mod:`sorogym.models._rod_ops`.
 """
 
-from __future__ import annotations
 
+import abc
 from typing import ClassVar
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..actuation import Tendons
 from ._base import DynamicalTerms, SoftRobot
-from ._linalg import spd_solve
-from ._rod_ops import SpatialOps
 
 
 class QuadratureRod(SoftRobot):
     """Kinematic queries, dynamics and energies of a rod discretised by quadrature
     points (see module docstring); subclasses build the frames."""
 
-    ops: ClassVar = SpatialOps
-    planar: ClassVar[bool] = False
+    ops: eqx.AbstractClassVar[type]
+    planar: eqx.AbstractClassVar[bool]
     elastic_is_affine: ClassVar[bool] = True
+    _quad_mass: eqx.AbstractVar[Float[Array, "d P"]]
+    _quad_weight_force: eqx.AbstractVar[Float[Array, "k P"]]
+    _stiffness: eqx.AbstractVar[Float[Array, "n n"]]
+    _damping: eqx.AbstractVar[Float[Array, "n n"]]
+
+    @abc.abstractmethod
+    def _frames(self, q, qd, s, with_velocity: bool):
+        """Frames at the arc lengths ``s`` [m] (any shape, flattened to the trailing axis)."""
+
+    @abc.abstractmethod
+    def _quadrature_frames(self, q, qd, with_velocity: bool):
+        """Frames at the ``P`` quadrature points."""
+
+    @property
+    def total_length(self) -> Float[Array, ""]:
+        """Backbone length at rest [m]."""
+        return jnp.sum(self.params.length)
+
+    @property
+    def tip_abscissa(self) -> Float[Array, ""]:
+        return self.total_length
 
     # -- kinematics --------------------------------------------------------------------
 
-    def _locate(self, s: Array) -> tuple[Array, Array]:
+    def locate(self, s: Array) -> tuple[Array, Array]:
         """Segment index and local arc length [m] of the backbone points ``s`` [m]."""
         L = self.params.length
         ends = jnp.cumsum(L)
@@ -79,11 +99,6 @@ class QuadratureRod(SoftRobot):
         """Jacobians ``(p, d, n)`` at the arc lengths ``s_ps``."""
         J = self._to_frame(self._frames(q, jnp.zeros_like(q), s_ps, False), frame)
         return jnp.moveaxis(J, -1, 0)
-
-    def jacobian_and_time_derivative(self, q, qd, s, frame: str = "inertial") -> tuple[Array, Array]:
-        """``(J, dJ/dt)`` at ``s`` in the requested frame, each ``(d, n)``."""
-        return jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (qd,))
-
 
     # -- dynamics ----------------------------------------------------------------------
 
@@ -147,47 +162,22 @@ class QuadratureRod(SoftRobot):
         """Constant damping ``D`` (force ``D qd``)."""
         return self._damping
 
-    def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Actuator coordinates ``phi_a(q)`` ``(m,)`` with ``d phi_a/dq^T = A(q)``, zero at
-        ``q = 0``: tendon shortening ``l(0) - l(q)`` [m] for tendons, ``A^T q`` for
-        generalized-force actuation (constant ``A``)."""
-        if isinstance(self.actuation, Tendons):
-            return self.tendon_lengths(jnp.zeros_like(q)) - self.tendon_lengths(q)
-        return self.actuation_matrix(q).T @ q
-
-    def kinetic_energy(self, q, qd) -> Float[Array, ""]:
-        return 0.5 * qd @ (self.inertia_matrix(q) @ qd)
-
     def gravitational_energy(self, q) -> Float[Array, ""]:
         """``U_g = -int rho A g . p(s) ds`` [J] (zero at the base height)."""
         f = self._quadrature_frames(q, jnp.zeros_like(q), False)
         return -jnp.sum(self._quad_weight_force * f.p)
 
     def elastic_energy(self, q) -> Float[Array, ""]:
+        """``U_e = q^T S q / 2`` [J]."""
         return 0.5 * q @ (self._stiffness @ q)
-
-    def potential_energy(self, q) -> Float[Array, ""]:
-        return self.gravitational_energy(q) + self.elastic_energy(q)
 
     def dynamical_terms(self, q, qd) -> DynamicalTerms:
         """``(M, C qd, G)`` from one shared pass over the quadrature points."""
         f = self._quadrature_frames(q, qd, True)
         return DynamicalTerms(self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f))
 
-    def _inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
-        """``(M, C qd + G)`` from one pass over the quadrature points."""
+    def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
+        """``(M, C qd + G)`` from one pass over the quadrature points (the bias as one
+        contraction)."""
         f = self._quadrature_frames(q, qd, True)
         return self._inertia_from(f), self._bias_from(f)
-
-    def forward_dynamics(self, t, y, actuation_args: tuple = ()) -> Float[Array, " 2n"]:
-        """``dy/dt = [qd, M^-1 (A u + tau_ext - C qd - G - S q - D qd)]``.
-
-        ``actuation_args`` is ``()``, ``(u,)`` or ``(u, tau_ext)`` (``u``: ``(m,)``,
-        ``tau_ext``: ``(n,)``). Fused: kinematics shared by M, C qd and G; a Cholesky solve.
-        """
-        q, qd = self.split_state(y)
-        M, bias = self._inertia_and_bias(q, qd)
-        tau = self.generalized_force(q, *actuation_args)
-        rhs = tau - bias - self.elastic_force(q) - self.damping_force(qd)
-        qdd = spd_solve(M, rhs)
-        return jnp.concatenate([qd, qdd])

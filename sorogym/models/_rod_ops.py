@@ -29,7 +29,7 @@ def _cross_t(a, b) -> tuple:
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-def _cross(a: Array, b: Array) -> Array:
+def pointwise_cross(a: Array, b: Array) -> Array:
     """Cross product along the leading axis, broadcasting over the others."""
     return jnp.stack(_cross_t(a, b))
 
@@ -47,13 +47,13 @@ def _rmatvec_t(R: Array, x) -> tuple:
     return tuple(sum(R[j, i][None] * x[j] for j in range(k)) for i in range(k))
 
 
-def _matvec(R: Array, x: Array) -> Array:
+def pointwise_matvec(R: Array, x: Array) -> Array:
     """``R @ x`` per point: ``R`` ``(k, k, P)``, ``x`` ``(k, K, P)`` -> ``(k, K, P)``."""
     return jnp.stack(_matvec_t(R, x))
 
 
 def _rmatvec(R: Array, x: Array) -> Array:
-    """``R^T @ x`` per point (see :func:`_matvec`)."""
+    """``R^T @ x`` per point (see :func:`pointwise_matvec`)."""
     return jnp.stack(_rmatvec_t(R, x))
 
 
@@ -66,7 +66,7 @@ def _compose(R0: Array, p0: Array, R1: Array, p1: Array) -> tuple[Array, Array]:
     """``(R0, p0) (R1, p1) = (R0 R1, p0 + R0 p1)`` per point (SE(3) or SE(2))."""
     k = R0.shape[0]
     Rp1 = _matvec_t(R0, _rows(p1, 0, k, expand=True))
-    return _matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(k)])
+    return pointwise_matvec(R0, R1), jnp.stack([p0[i] + Rp1[i][0] for i in range(k)])
 
 
 def _dot3(a, b) -> Array:
@@ -139,8 +139,8 @@ class SpatialOps:
         )
         eye = jnp.eye(3, dtype=X.dtype)[:, :, None]
         R = d * eye + skew + bww
-        wv = _cross(w, v)
-        return R, v + b * wv + c * _cross(w, wv)
+        wv = pointwise_cross(w, v)
+        return R, v + b * wv + c * pointwise_cross(w, wv)
 
     compose = staticmethod(_compose)
 
@@ -148,13 +148,13 @@ class SpatialOps:
     def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
         """``Ad_(R,p)^-1 x = [R^T w, R^T (v - p x w)]`` on columns ``x`` ``(6, K, P)``."""
         w, v = x[:3], x[3:]
-        return jnp.concatenate([_rmatvec(R, w), _rmatvec(R, v - _cross(p[:, None, :], w))])
+        return jnp.concatenate([_rmatvec(R, w), _rmatvec(R, v - pointwise_cross(p[:, None, :], w))])
 
     @staticmethod
     def adjoint_apply(R: Array, p: Array, x: Array) -> Array:
         """``Ad_(R,p) x = [R w, R v + p x (R w)]`` on columns ``x`` ``(6, K, P)``."""
-        Rw = _matvec(R, x[:3])
-        return jnp.concatenate([Rw, _matvec(R, x[3:]) + _cross(p[:, None, :], Rw)])
+        Rw = pointwise_matvec(R, x[:3])
+        return jnp.concatenate([Rw, pointwise_matvec(R, x[3:]) + pointwise_cross(p[:, None, :], Rw)])
 
     @staticmethod
     def tangent_apply(X: Array, x: Array) -> Array:

@@ -29,7 +29,7 @@ from ._ik import (
     make_ik_solver,
     solve_ik,
 )
-from ._models import Boxes, Obstacles, PCSPlanningModel, Spheres, robot_clearance
+from ._models import Boxes, Obstacles, PCSPlanningModel, PlanningModel, Spheres, robot_clearance
 from ._paths import PATH_CENTER, PATH_KINDS, planar_shape, reference_path
 from ._pcc import PCCRobot
 from ._roadmap import (
@@ -50,7 +50,6 @@ from ._trajectory import (
     TrajectoryResult,
     default_following_costs,
     make_path_follower,
-    tendon_features,
 )
 
 __all__ = [
@@ -61,5 +60,5 @@ __all__ = [
     "PlanResult", "Roadmap", "build_roadmap", "default_planning_costs", "linear_path", "make_trajectory_refiner",
     "plan_trajectory", "resample_path", "roadmap_path", "sample_free",
     "StaticInverseResult", "TendonStaticsModel", "make_static_inverse_solver", "sample_reachable_targets",
-    "TrajectoryCosts", "TrajectoryResult", "default_following_costs", "make_path_follower", "tendon_features",
+    "TrajectoryCosts", "TrajectoryResult", "default_following_costs", "make_path_follower", "PlanningModel",
 ]

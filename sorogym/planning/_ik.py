@@ -5,7 +5,7 @@ Residual of a configuration ``q`` for a target pose ``T*`` (or position ``p*``):
 
     r(q) = [ log(T(q)^-1 T*)  (6,)          pose targets: SE(3) log, angular first
              (or p(q) - p*)   (3,)          position targets
-             c(q)                           the model's constraint_residual, if it has one
+             c(q)                           the model's constraint_residual (often empty)
              sqrt(w_c) max(margin - min_s c_ks(q), 0)   for every backbone point k ]
 
 with ``c_ks`` the signed clearance between point ``k`` (grown by the robot radius) and
@@ -56,7 +56,7 @@ class IKResult(NamedTuple):
         return [STATUS_NAMES[int(s)] for s in jax.device_get(self.status)]
 
 
-def _with_value(fn: Callable) -> Callable:
+def with_value(fn: Callable) -> Callable:
     """``x -> (fn(x), fn(x))`` from one evaluation: with ``jax.jacfwd(..., has_aux=True)``
     it gives the Jacobian and the value in one forward-mode pass."""
 
@@ -83,7 +83,7 @@ def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[A
 
     def step(carry, _):
         q, lam, cost = carry
-        J, r = jax.jacfwd(_with_value(residual), has_aux=True)(q)  # Jacobian and value in one pass
+        J, r = jax.jacfwd(with_value(residual), has_aux=True)(q)  # Jacobian and value in one pass
         H = J.T @ J
         g = J.T @ r
         eye = jnp.eye(q.shape[0], dtype=q.dtype)
@@ -108,7 +108,7 @@ def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[A
     return q, cost
 
 
-def _target_error(robot, q, target, position_only: bool) -> Array:
+def target_error(robot, q, target, position_only: bool) -> Array:
     T = robot.end_pose(q)
     if position_only:
         return T[:3, 3] - target
@@ -119,10 +119,7 @@ def ik_residual(robot, q: Array, target: Array, obstacles=None, position_only: b
                 margin: float = 0.0, collision_weight: float = 100.0) -> Array:
     """The residual of the module docstring for one configuration and one target
     (``(4, 4)`` pose or ``(3,)`` position)."""
-    parts = [_target_error(robot, q, target, position_only)]
-    constraint = getattr(robot, "constraint_residual", None)
-    if constraint is not None:
-        parts.append(constraint(q))
+    parts = [target_error(robot, q, target, position_only), robot.constraint_residual(q)]
     if obstacles is not None and obstacles.count:
         c = obstacles.clearance(robot.backbone_points(q), robot.radius)
         parts.append(jnp.sqrt(collision_weight) * jnp.maximum(margin - jnp.min(c, axis=-1), 0.0))
@@ -164,7 +161,7 @@ def make_ik_solver(robot, obstacles=None, position_only: bool = False, num_seeds
         best = jnp.argsort(jnp.where(jnp.isfinite(cost), cost, jnp.inf))[:num_best]
         q, cost = jax.vmap(lambda q0: levenberg_marquardt(res, robot.project, q0, fine_iterations, bounds=box))(q[best])
         q = q[jnp.argmin(jnp.where(jnp.isfinite(cost), cost, jnp.inf))]
-        e = _target_error(robot, q, target, position_only)
+        e = target_error(robot, q, target, position_only)
         pos = robot.end_pose(q)[:3, 3]
         goal = target if position_only else target[:3, 3]
         clearance = min_clearance(q)

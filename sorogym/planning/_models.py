@@ -1,20 +1,23 @@
 """Planning views of the simulation models, and obstacles (spheres, oriented boxes and
 unions of them).
 
-A *planning model* is anything with the interface of :class:`~sorogym.planning.PCCRobot`
-that the solvers use: ``dim``, ``bounds()``, ``project(q)``, ``in_bounds(q)``,
-``sample(key, num)``, ``interpolate(q0, q1, s)``, ``end_pose(q)`` (4x4, world frame),
-``backbone_points(q)`` ``(P, 3)`` and ``radius`` [m]; optionally ``tendon_lengths(q)`` (the
-trajectory rate terms act on it; on ``q`` otherwise) and ``unwrap(Q)`` (periodic
-coordinates made continuous along a trajectory). :class:`PCSPlanningModel` gives a spatial PCS model (the robot an
-environment simulates) that interface in its own strain coordinates.
+A *planning model* subclasses :class:`PlanningModel`, the interface the solvers use:
+``dim``, ``bounds()``, ``project(q)``, ``in_bounds(q)``, ``sample(key, num)``,
+``interpolate(q0, q1, s)``, ``end_pose(q)`` (4x4, world frame), ``backbone_points(q)``
+``(P, 3)`` and ``radius`` [m], with defaults for ``constraint_residual(q)`` (extra residuals
+the solvers append; none), ``rate_features(q)`` (what the trajectory rate terms act on;
+``q``) and ``unwrap(Q)`` (periodic coordinates made continuous along a trajectory; the
+identity). :class:`~sorogym.planning.PCCRobot` is the PCC parametrisation of tendon-driven
+robots; :class:`PCSPlanningModel` gives a spatial PCS model (the robot an environment
+simulates) that interface in its own strain coordinates.
 
 An *obstacle set* has ``count`` and ``clearance(points, inflate) -> (P, count)``: the
 signed distance [m] from each point to each obstacle grown by ``inflate`` (negative
 inside). :class:`Spheres`, :class:`Boxes` and their union :class:`Obstacles` provide it.
 """
 
-from __future__ import annotations
+import abc
+from typing import final
 
 import equinox as eqx
 import jax
@@ -22,8 +25,62 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from ..models import PCS
 
-class PCSPlanningModel(eqx.Module):
+
+class PlanningModel(eqx.Module):
+    """Abstract robot as the planners see it (module docstring)."""
+
+    radius: eqx.AbstractVar[float]
+
+    @property
+    @abc.abstractmethod
+    def dim(self) -> int:
+        """Number of configuration variables."""
+
+    @abc.abstractmethod
+    def bounds(self) -> tuple[Array, Array]:
+        """``(lower, upper)`` box bounds ``(dim,)`` of the configuration."""
+
+    @abc.abstractmethod
+    def project(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
+        """``q`` projected onto the bounds."""
+
+    @abc.abstractmethod
+    def in_bounds(self, q: Float[Array, " n"], tol: float = 1e-9) -> Array:
+        """Whether ``q`` lies within the bounds (scalar bool)."""
+
+    @abc.abstractmethod
+    def sample(self, key: Array, num: int, dtype=None) -> Float[Array, "num n"]:
+        """``num`` configurations drawn uniformly within the bounds."""
+
+    @abc.abstractmethod
+    def interpolate(self, q0: Float[Array, " n"], q1: Float[Array, " n"], s) -> Float[Array, " n"]:
+        """The configuration a fraction ``s`` in [0, 1] of the way from ``q0`` to ``q1``."""
+
+    @abc.abstractmethod
+    def end_pose(self, q: Float[Array, " n"]) -> Float[Array, "4 4"]:
+        """End-effector pose in the world frame."""
+
+    @abc.abstractmethod
+    def backbone_points(self, q: Float[Array, " n"]) -> Float[Array, "P 3"]:
+        """Collision points [m] along the backbone, world frame."""
+
+    def constraint_residual(self, q: Float[Array, " n"]) -> Float[Array, " c"]:
+        """Extra residuals the solvers drive to zero (``(0,)``: none)."""
+        return jnp.zeros((0,), q.dtype)
+
+    def rate_features(self, q: Float[Array, " n"]) -> Float[Array, " k"]:
+        """The quantities whose rates the trajectory costs penalise (``q`` itself)."""
+        return q
+
+    def unwrap(self, Q: Float[Array, "T n"]) -> Float[Array, "T n"]:
+        """``Q`` with periodic coordinates made continuous along a trajectory (no change)."""
+        return Q
+
+
+@final
+class PCSPlanningModel(PlanningModel):
     """A spatial :class:`~sorogym.models.PCS` model seen by the planners: configuration =
     its active strain coordinates ``q`` ``(n,)``, box-bounded by ``lower``/``upper``
     (``(n,)``, finite), end effector = the tip frame, collision points = ``points`` backbone
@@ -37,7 +94,7 @@ class PCSPlanningModel(eqx.Module):
     radius: float = eqx.field(static=True)
 
     def __init__(self, model, lower, upper, points: int = 20):
-        if getattr(model, "planar", True):
+        if not isinstance(model, PCS):
             raise ValueError("PCSPlanningModel: needs a spatial PCS model (planar models have no SE(3) pose)")
         n = model.num_dofs
         lower, upper = np.asarray(lower, float), np.asarray(upper, float)

@@ -15,6 +15,8 @@ backbone; over segment ``i`` tendon ``j`` has length ``L_i - r_c theta_i cos(alp
 
 from __future__ import annotations
 
+from typing import final
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -22,6 +24,8 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from sorogym.lie import se3
+
+from ._models import PlanningModel
 
 
 def _per_segment(name: str, value, n: int) -> np.ndarray:
@@ -31,7 +35,8 @@ def _per_segment(name: str, value, n: int) -> np.ndarray:
     return arr
 
 
-class PCCRobot(eqx.Module):
+@final
+class PCCRobot(PlanningModel):
     """A PCC continuum robot for kinematic planning.
 
     Configuration ``q``: ``(2 N,)`` = ``[theta_1, phi_1, ..., theta_N, phi_N]``, or with
@@ -208,3 +213,8 @@ class PCCRobot(eqx.Module):
         through segments ``1..k`` at the same angles: cumulative sums of
         :meth:`segment_tendon_lengths`."""
         return jnp.cumsum(self.segment_tendon_lengths(q), axis=0)
+
+    def rate_features(self, q: Float[Array, " n"]) -> Float[Array, " k"]:
+        """The tendon lengths (flattened :meth:`tendon_lengths`, [m]): the trajectory costs
+        penalise tendon speeds and accelerations."""
+        return self.tendon_lengths(q).reshape(-1)

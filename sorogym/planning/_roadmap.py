@@ -30,9 +30,7 @@ from ._trajectory import (
     TrajectoryCosts,
     TrajectoryResult,
     _Problem,
-    continuous,
     optimize_trajectory,
-    tendon_features,
     trajectory_figures,
 )
 
@@ -81,13 +79,13 @@ def _interpolate_batch(robot, q0s: Array, q1s: Array, fractions: Array) -> Array
 
 
 @eqx.filter_jit
-def _tendon_features_batch(robot, qs: Array) -> Array:
-    return jax.vmap(lambda q: tendon_features(robot, q))(qs)
+def _rate_features_batch(robot, qs: Array) -> Array:
+    return jax.vmap(robot.rate_features)(qs)
 
 
 @eqx.filter_jit
 def _continuous_batch(robot, Qs: Array) -> Array:
-    return jax.vmap(lambda Q: continuous(robot, Q))(Qs)
+    return jax.vmap(robot.unwrap)(Qs)
 
 
 def sample_free(robot, key: Array, count: int, obstacles=None, margin: float = 0.0, max_rounds: int = 50,
@@ -117,7 +115,7 @@ def build_roadmap(robot, key: Array, obstacles=None, num_nodes: int = 512, k: in
         raise ValueError(f"build_roadmap: need num_nodes >= 2, 1 <= k < num_nodes and edge_samples >= 2, got "
                          f"{num_nodes}, {k}, {edge_samples}")
     nodes = sample_free(robot, key, num_nodes, obstacles, margin)
-    features = _tendon_features_batch(robot, nodes)
+    features = _rate_features_batch(robot, nodes)
     neighbors, lengths = _connect(robot, obstacles, nodes, features, nodes, features, k, edge_samples, margin,
                                   exclude_self=True)
     return Roadmap(nodes, features, neighbors, lengths)
@@ -142,7 +140,7 @@ def roadmap_path(robot, roadmap: Roadmap, start: Array, goal: Array, obstacles=N
     ``None`` if the roadmap does not connect them."""
     N = roadmap.nodes.shape[0]
     ends = jnp.stack([start, goal])
-    end_features = _tendon_features_batch(robot, ends)
+    end_features = _rate_features_batch(robot, ends)
     nb, ln = _connect(robot, obstacles, ends, end_features, roadmap.nodes, roadmap.features, k, edge_samples, margin)
     rows = [np.repeat(np.arange(N), roadmap.neighbors.shape[1]), np.repeat([N, N + 1], k)]
     cols = [roadmap.neighbors.reshape(-1), nb.reshape(-1)]
@@ -166,7 +164,7 @@ def roadmap_path(robot, roadmap: Roadmap, start: Array, goal: Array, obstacles=N
 def resample_path(robot, path: Array, num: int) -> Array:
     """``num`` configurations equally spaced (feature-space length) along the piecewise
     interpolation through ``path`` ``(P, n)``; first and last are the path's ends."""
-    feats = _tendon_features_batch(robot, path)
+    feats = _rate_features_batch(robot, path)
     seg = np.asarray(jnp.linalg.norm(jnp.diff(feats, axis=0), axis=-1))
     s = np.concatenate([[0.0], np.cumsum(seg)])
     u = np.linspace(0.0, s[-1], num)

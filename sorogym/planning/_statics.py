@@ -21,7 +21,7 @@ and status of that equilibrium, not of the penalised solution.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, final
 
 import equinox as eqx
 import jax
@@ -30,12 +30,14 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from sorogym.control import equilibrium_from_rest
+from sorogym.models import PCS
 
-from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, _target_error, make_ik_solver
-from ._models import PCSPlanningModel, robot_clearance
+from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, target_error, make_ik_solver
+from ._models import PCSPlanningModel, PlanningModel, robot_clearance
 
 
-class TendonStaticsModel(eqx.Module):
+@final
+class TendonStaticsModel(PlanningModel):
     """A tendon-driven spatial :class:`~sorogym.models.PCS` model for the static inverse
     problem (module docstring): configuration ``z = [q (n), u (m)]``.
 
@@ -56,7 +58,7 @@ class TendonStaticsModel(eqx.Module):
 
     def __init__(self, model, lower=0.0, upper=1.0, strain_limit: float = 100.0, equilibrium_weight: float = 1.0,
                  points: int = 20):
-        if getattr(model, "planar", True):
+        if not isinstance(model, PCS):
             raise ValueError("TendonStaticsModel: needs a spatial PCS model (planar models have no SE(3) pose)")
         m = int(model.num_actuators)
         if m < 1:
@@ -172,7 +174,7 @@ def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, posi
     def verify(z, target, status):
         u = statics.split(z)[1]
         q = equilibrium_from_rest(model, u, equilibrium_iterations, ramp)
-        error = jnp.linalg.norm(_target_error(planning, q, target, position_only))
+        error = jnp.linalg.norm(target_error(planning, q, target, position_only))
         tip = planning.end_pose(q)[:3, 3]
         goal = target if position_only else target[:3, 3]
         clearance = robot_clearance(planning, obstacles, q)

@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._ik import _target_error, _with_value, ik_residual, levenberg_marquardt, make_ik_solver
+from ._ik import target_error, with_value, ik_residual, levenberg_marquardt, make_ik_solver
 from ._models import robot_clearance
 
 
@@ -81,12 +81,6 @@ class TrajectoryResult(NamedTuple):
     path_length: Array  # () end-effector path length [m] (sum of waypoint distances)
 
 
-def tendon_features(robot, q: Float[Array, " n"]) -> Float[Array, " k"]:
-    """The tendon lengths ``(k,)`` [m] the rate terms act on (``q`` for robots without tendons)."""
-    lengths = getattr(robot, "tendon_lengths", None)
-    return q if lengths is None else lengths(q).reshape(-1)
-
-
 def _stencil(order: int, dt: float) -> np.ndarray:
     return np.array([-1.0, 1.0]) / dt if order == 1 else np.array([1.0, -2.0, 1.0]) / dt**2
 
@@ -126,7 +120,7 @@ def _waypoint_residual(p: _Problem, q: Array, target: Array | None) -> Array:
 
 
 def _features(p: _Problem, q: Array, target: Array | None):
-    return (_waypoint_residual(p, q, target), tendon_features(p.robot, q), p.robot.end_pose(q)[:3, 3], q)
+    return (_waypoint_residual(p, q, target), p.robot.rate_features(q), p.robot.end_pose(q)[:3, 3], q)
 
 
 def _difference_terms(p: _Problem):
@@ -171,7 +165,7 @@ def normal_equations(p: _Problem, Q: Float[Array, "T n"]) -> tuple[Array, Array,
     T, n = Q.shape
     # features and their Jacobians from one forward-mode pass (the value rides as aux)
     jacs, feats = _map_targets(
-        lambda q, t: jax.jacfwd(_with_value(lambda q_: _features(p, q_, t)), has_aux=True)(q), Q, p.targets)
+        lambda q, t: jax.jacfwd(with_value(lambda q_: _features(p, q_, t)), has_aux=True)(q), Q, p.targets)
     r0, J0 = feats[0], jacs[0]  # (T, m), (T, m, n)
     cost = 0.5 * jnp.sum(r0**2)
     grad = jnp.einsum("tmn,tm->tn", J0, r0)
@@ -258,22 +252,15 @@ def trajectory_figures(p: _Problem, Q: Array, cost: Array) -> TrajectoryResult:
     if p.targets is None:
         err = pos_err = jnp.zeros((T,), Q.dtype)
     else:
-        err = jnp.linalg.norm(jax.vmap(lambda q, t: _target_error(robot, q, t, p.position_only))(Q, p.targets), axis=-1)
+        err = jnp.linalg.norm(jax.vmap(lambda q, t: target_error(robot, q, t, p.position_only))(Q, p.targets), axis=-1)
         goal = p.targets if p.position_only else p.targets[:, :3, 3]
         pos_err = jnp.linalg.norm(tips[:, :3, 3] - goal, axis=-1)
     clearance = jnp.min(jax.vmap(lambda q: robot_clearance(robot, p.obstacles, q))(Q))
-    ell = jax.vmap(lambda q: tendon_features(robot, q))(Q)
+    ell = jax.vmap(robot.rate_features)(Q)
     speed = jnp.max(jnp.abs(_differences(ell, _stencil(1, c.dt)))) if T > 1 else jnp.zeros((), Q.dtype)
     accel = jnp.max(jnp.abs(_differences(ell, _stencil(2, c.dt)))) if T > 2 else jnp.zeros((), Q.dtype)
     length = jnp.sum(jnp.linalg.norm(jnp.diff(tips[:, :3, 3], axis=0), axis=-1))
     return TrajectoryResult(Q, cost, err, pos_err, clearance, speed, accel, length)
-
-
-def continuous(robot, Q: Float[Array, "T n"]) -> Float[Array, "T n"]:
-    """``Q`` with periodic coordinates unwrapped along the trajectory (the robot's
-    ``unwrap`` where it has one)."""
-    unwrap = getattr(robot, "unwrap", None)
-    return Q if unwrap is None else unwrap(Q)
 
 
 def make_path_follower(robot, obstacles=None, position_only: bool = False, costs: TrajectoryCosts | None = None,
@@ -309,7 +296,7 @@ def make_path_follower(robot, obstacles=None, position_only: bool = False, costs
             return q, q
 
         _, Q = jax.lax.scan(chain, first.q[0], (references[1:], keys[1:]))
-        Q0 = continuous(robot, jnp.concatenate([first.q, Q], axis=0))
+        Q0 = robot.unwrap(jnp.concatenate([first.q, Q], axis=0))
         Q, cost = optimize_trajectory(problem, Q0, refine_iterations)
         return trajectory_figures(problem, Q, cost)
 

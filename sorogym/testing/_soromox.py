@@ -31,7 +31,6 @@ def soromox_twin(model):
     if isinstance(model, sg.GVS):
         return _gvs_twin(model)
     import soromox
-    from soromox.utils.geometry.poses import planar_mounting_pose, spatial_mounting_pose
 
     p = model.params
     planar = model.planar
