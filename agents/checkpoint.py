@@ -5,8 +5,8 @@ Layout of ``<run>/checkpoints/step_<000000123456>/``:
 * ``params.msgpack``: flax-serialised ``(normalizer, policy, value)`` parameters of a brax
   PPO agent or a BC/DAgger student of the same shape (SB3 agents store ``sb3_model.zip``
   instead);
-* ``meta.json``: ``step``, ``algo``, ``env``, ``env_overrides``, ``observation_size``,
-  ``action_size`` and the network settings needed to rebuild the policy.
+* ``meta.json``: ``step``, the entries of :func:`run_meta` and those the algorithm needs to
+  rebuild its policy (:func:`sorogym.agents.networks.network_meta`).
 
 The format is ours (msgpack + JSON, no orbax), small enough to commit for small networks.
 """
@@ -17,10 +17,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .networks import init_params, make_networks
+
 META = "meta.json"
 PARAMS = "params.msgpack"
-#: algorithms whose checkpoints hold brax PPO ``(normalizer, policy, value)`` parameters
-PPO_FORMAT_ALGOS = ("ppo", "bc", "dagger")
+
+
+def run_meta(algo: str, config, env) -> dict:
+    """The ``meta.json`` entries every checkpoint has: ``algo``, ``env``, ``env_overrides``
+    (of the run config ``config``), ``observation_size`` and ``action_size``."""
+    return {
+        "algo": algo,
+        "env": env.name,
+        "env_overrides": dict(config.env_overrides),
+        "observation_size": int(env.observation_size),
+        "action_size": int(env.action_size),
+    }
 
 
 def step_dir(root: str | Path, step: int) -> Path:
@@ -48,8 +64,6 @@ def resolve(path: str | Path) -> Path:
 
 def save_ppo(root: str | Path, step: int, params: Any, meta: dict) -> Path:
     """Write brax PPO ``params`` (``(normalizer, policy, value)``) and ``meta`` at ``step``."""
-    import jax
-    import numpy as np
     from flax import serialization
 
     out = step_dir(root, step)
@@ -64,41 +78,18 @@ def load_meta(path: str | Path) -> dict:
     return json.loads((resolve(path) / META).read_text())
 
 
-def ppo_networks_from_meta(meta: dict):
-    """The brax PPO networks described by a checkpoint's ``meta``."""
-    from brax.training.acme import running_statistics
-    from brax.training.agents.ppo import networks as ppo_networks
-
-    preprocess = running_statistics.normalize if meta["normalize_observations"] else (lambda x, y: x)
-    return ppo_networks.make_ppo_networks(
-        meta["observation_size"], meta["action_size"], preprocess_observations_fn=preprocess,
-        policy_hidden_layer_sizes=tuple(meta["policy_hidden_layer_sizes"]),
-        value_hidden_layer_sizes=tuple(meta["value_hidden_layer_sizes"]),
-    )
-
-
 def load_ppo(path: str | Path):
-    """``(params, meta, networks)`` of a brax PPO checkpoint; ``params`` is the
-    ``(normalizer, policy, value)`` tuple brax's ``make_inference_fn`` and
-    ``ppo.train(restore_params=...)`` take."""
-    import jax
-    import jax.numpy as jnp
-    from brax.training.acme import running_statistics, specs
+    """``(params, meta, networks)`` of a checkpoint in brax PPO's format (PPO, BC, DAgger);
+    ``params`` is the ``(normalizer, policy, value)`` tuple of :mod:`~sorogym.agents.networks`."""
     from flax import serialization
 
     ckpt = resolve(path)
     meta = json.loads((ckpt / META).read_text())
-    if meta.get("algo") not in PPO_FORMAT_ALGOS:
-        raise ValueError(f"{ckpt}: a {meta.get('algo')!r} checkpoint, not one in brax PPO's format "
-                         f"({', '.join(PPO_FORMAT_ALGOS)})")
-    nets = ppo_networks_from_meta(meta)
+    if not (ckpt / PARAMS).is_file():
+        raise ValueError(f"{ckpt}: a {meta.get('algo')!r} checkpoint without {PARAMS}, not one in brax PPO's format")
+    nets = make_networks(meta)
     key = jax.random.PRNGKey(0)
-    template = (
-        running_statistics.init_state(specs.Array((meta["observation_size"],), jnp.dtype("float32"))),
-        nets.policy_network.init(key),
-        nets.value_network.init(key),
-    )
+    template = init_params(nets, meta["observation_size"], key, key)
     state = serialization.msgpack_restore((ckpt / PARAMS).read_bytes())
     params = serialization.from_state_dict(template, state)
-    params = jax.tree.map(jnp.asarray, params)
-    return params, meta, nets
+    return jax.tree.map(jnp.asarray, params), meta, nets

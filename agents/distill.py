@@ -1,15 +1,13 @@
 """Expert distillation: behaviour cloning (BC) and DAgger into a PPO-shaped student.
 
-The student is the agent brax PPO trains: an observation normaliser, a tanh-Gaussian policy
-MLP and a value MLP, built by :func:`sorogym.agents.ppo.network_factory` from the run
+The student is the agent brax PPO trains (:mod:`sorogym.agents.networks`), shaped by the run
 config's ``ppo`` section (hidden sizes, normalisation). A distilled checkpoint therefore
 evaluates, renders and warm-starts PPO (``ppo.init_from``) exactly like a PPO checkpoint.
 
-**Policy.** The policy MLP's output ``(loc, s)`` (each ``(act,)``) parametrises
-``a = tanh(x)``, ``x ~ N(loc, diag(softplus(s) + 0.001)^2)``: brax's ``NormalTanhDistribution``,
-written here as the distrax distribution of :func:`student_distribution`. The policy loss is
-the negative log-likelihood of the expert's action, clipped to ``±distill.action_clip`` so
-that the tanh is invertible. Deterministic evaluation uses the mode ``tanh(loc)``.
+**Policy.** The policy loss is the negative log-likelihood, under
+:func:`~sorogym.agents.networks.student_distribution`, of the expert's action clipped to
+``±distill.action_clip`` so that the tanh is invertible. Deterministic evaluation uses the
+mode ``tanh(loc)``.
 
 **Data.** ``distill.rounds`` rounds; each collects one full episode (the env's time limit) in
 each of ``distill.num_envs`` parallel envs, labels every visited state with the expert's
@@ -34,45 +32,32 @@ critic of roughly the right scale rather than a random one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import checkpoint as ckpt
-from .config import RunConfig
-
-#: brax's ``NormalTanhDistribution`` default minimum standard deviation of ``x``
-MIN_STD = 0.001
+from .evaluate import episode_statistics
+from .networks import empty_normalizer, init_params, make_networks, network_meta, student_distribution
 
 
-def student_distribution(logits, min_std: float = MIN_STD):
-    """The student's action distribution for policy-network outputs ``logits (..., 2 act)``:
-    a distrax ``Transformed(MultivariateNormalDiag(loc, softplus(s) + min_std), Tanh)`` over
-    actions in (-1, 1), the distribution brax's PPO samples from."""
-    import distrax
-
-    loc, raw_scale = jnp.split(logits, 2, axis=-1)
-    gaussian = distrax.MultivariateNormalDiag(loc, jax.nn.softplus(raw_scale) + min_std)
-    return distrax.Transformed(gaussian, distrax.Block(distrax.Tanh(), ndims=1))
-
-
-def set_policy_std(policy_params, std: float, min_std: float = MIN_STD):
-    """Policy parameters whose pre-tanh standard deviation is ``std`` in every state: the
-    scale half of the output layer gets zero weights and the bias ``softplus^-1(std -
-    min_std)``; the mean half is unchanged. Used to restore exploration when PPO starts
-    from a distilled policy (whose NLL training shrinks the std)."""
-    if not std > min_std:
-        raise ValueError(f"init_std: must exceed the minimum std {min_std}, got {std}")
-    layers = policy_params["params"]
-    last = max(layers, key=lambda name: int(name.rsplit("_", 1)[-1]))
-    kernel, bias = layers[last]["kernel"], layers[last]["bias"]
-    half = bias.shape[-1] // 2
-    raw = float(np.log(np.expm1(std - min_std)))  # softplus^-1
-    new_last = {"kernel": kernel.at[:, half:].set(0.0), "bias": bias.at[half:].set(raw)}
-    return {**policy_params, "params": {**layers, last: new_last}}
+def check_config(config, env_cls) -> None:
+    """Raise ``ValueError`` naming the field where the ``distill`` section cannot train."""
+    d = config.distill
+    kinds = env_cls.expert_kinds
+    if not kinds:
+        raise ValueError(f"algo={config.algo}: {env_cls.name} has no expert to distil")
+    if d.expert is not None and d.expert not in kinds:
+        raise ValueError(f"distill.expert: {env_cls.name} has experts {kinds}, got {d.expert!r}")
+    if min(d.rounds, d.num_envs, d.updates_per_round, d.batch_size) < 1:
+        raise ValueError("distill: rounds, num_envs, updates_per_round and batch_size must be >= 1")
+    if not 0.0 <= d.beta_decay <= 1.0:
+        raise ValueError(f"distill.beta_decay: must lie in [0, 1], got {d.beta_decay}")
+    if not 0.0 < d.action_clip < 1.0:
+        raise ValueError(f"distill.action_clip: must lie in (0, 1), got {d.action_clip}")
 
 
 def returns_to_go(rewards, alive, discount: float):
@@ -109,8 +94,15 @@ def make_rollout(env, expert, networks, num_envs: int, episode_length: int) -> C
             action = jnp.where(use_expert[:, None], a_expert, a_student.astype(a_expert.dtype))
             nxt = step(state, action)
             cost = nxt.info.get("cost", jnp.zeros_like(nxt.reward))
-            record = {"obs": state.obs, "expert_action": a_expert, "alive": alive, "reward": nxt.reward,
-                      "metrics": nxt.metrics, "cost": cost, "has_cost": jnp.asarray("cost" in nxt.info)}
+            record = {
+                "obs": state.obs,
+                "expert_action": a_expert,
+                "alive": alive,
+                "reward": nxt.reward,
+                "metrics": nxt.metrics,
+                "cost": cost,
+                "has_cost": jnp.asarray("cost" in nxt.info),
+            }
             alive = alive * (1.0 - nxt.done)
             return (nxt, alive), record
 
@@ -122,15 +114,14 @@ def make_rollout(env, expert, networks, num_envs: int, episode_length: int) -> C
 
 
 def _summary(out) -> dict:
-    from .evaluate import episode_statistics
-
     host = jax.tree.map(np.asarray, out)
     costs = host["cost"] if bool(host["has_cost"][0]) else None
     return episode_statistics(host["reward"], host["alive"], host["metrics"], costs)
 
 
-def make_update(networks, optimizer, updates: int, batch_size: int, action_clip: float,
-                value_weight: float) -> Callable:
+def make_update(
+    networks, optimizer, updates: int, batch_size: int, action_clip: float, value_weight: float
+) -> Callable:
     """A jitted ``update(params, opt_state, data, n_valid, key)`` making ``updates`` Adam
     steps on minibatches drawn from the first ``n_valid`` rows of the flat data buffers;
     returns ``(params, opt_state, mean losses)``."""
@@ -164,41 +155,38 @@ def make_update(networks, optimizer, updates: int, batch_size: int, action_clip:
             steps, opt_state = optimizer.update(grads, opt_state, trainable)
             return (optax.apply_updates(trainable, steps), opt_state), {"loss": loss, **aux}
 
-        (trainable, opt_state), logs = jax.lax.scan(body, ((policy, value), opt_state),
-                                                    jax.random.split(key, updates))
+        (trainable, opt_state), logs = jax.lax.scan(body, ((policy, value), opt_state), jax.random.split(key, updates))
         return (normalizer, *trainable), opt_state, jax.tree.map(jnp.mean, logs)
 
     return jax.jit(update)
 
 
-def checkpoint_meta(config: RunConfig, env, expert_kind: str) -> dict:
-    from .ppo import checkpoint_meta as ppo_meta
+def checkpoint_meta(config, env, expert_kind: str) -> dict:
+    """The ``meta.json`` of the checkpoints of a BC/DAgger run config ``config`` on ``env``."""
+    return {**ckpt.run_meta(config.algo, config, env), **network_meta(config.ppo), "expert": expert_kind}
 
-    return {**ppo_meta(config, env), "algo": config.algo, "expert": expert_kind}
 
-
-def train_distill(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int, dict], None]):
+def train_distill(config, env, run_dir: Path, on_progress: Callable[[int, dict], None], resume_from=None):
     """Distil ``env``'s expert ``config.distill.expert`` into a student by ``config.algo``
-    (``bc`` or ``dagger``); returns ``(params, networks, env_steps)`` with brax PPO's
-    ``(normalizer, policy, value)`` parameter layout. ``on_progress(env_steps, row)`` gets
-    the student's deterministic rollout statistics and the mean losses after each round;
-    a checkpoint is written to ``run_dir/checkpoints`` after each round."""
+    (``bc`` or ``dagger``; ``config`` a :class:`~sorogym.agents.config.RunConfig`); returns
+    ``(params, networks, env_steps)`` with brax PPO's ``(normalizer, policy, value)``
+    parameter layout. ``on_progress(env_steps, row)`` gets the student's deterministic
+    rollout statistics and the mean losses after each round; a checkpoint is written to
+    ``run_dir/checkpoints`` after each round. A distillation starts from the expert: it
+    does not resume (``resume_from`` must be None; warm-start PPO from it instead)."""
+    if resume_from is not None:
+        raise ValueError(f"resume: {config.algo} runs do not resume; warm-start PPO from one (ppo.init_from)")
     import optax
-    from brax.training.acme import running_statistics, specs
-
-    from .ppo import network_factory
+    from brax.training.acme import running_statistics
 
     d = config.distill
     expert = env.expert(d.expert)
     T = int(env.max_episode_steps)
-    nets = network_factory(config)(
-        env.observation_size, env.action_size,
-        preprocess_observations_fn=(running_statistics.normalize if config.ppo.normalize_observations
-                                    else (lambda x, y: x)))
+    meta = checkpoint_meta(config, env, expert.name)
+    nets = make_networks(meta)
     key = jax.random.PRNGKey(config.seed)
     key, k_policy, k_value = jax.random.split(key, 3)
-    normalizer = running_statistics.init_state(specs.Array((env.observation_size,), jnp.dtype("float32")))
-    params = (normalizer, nets.policy_network.init(k_policy), nets.value_network.init(k_value))
+    params = init_params(nets, env.observation_size, k_policy, k_value)
     optimizer = optax.adam(d.learning_rate)
     opt_state = optimizer.init((params[1], params[2]))
 
@@ -211,10 +199,9 @@ def train_distill(config: RunConfig, env, run_dir: Path, on_progress: Callable[[
         "return": jnp.zeros((capacity,), jnp.float32),
         "weight": jnp.zeros((capacity,), jnp.float32),
     }
-    meta = checkpoint_meta(config, env, expert.name)
     n_valid, env_steps = 0, 0
     for round_ in range(d.rounds):
-        beta = 1.0 if (config.algo == "bc" or round_ == 0) else float(d.beta_decay ** round_)
+        beta = 1.0 if (config.algo == "bc" or round_ == 0) else float(d.beta_decay**round_)
         key, k_collect, k_update, k_eval = jax.random.split(key, 4)
         out = rollout(params, k_collect, jnp.float32(beta))
         finite = jnp.all(jnp.isfinite(out["obs"]), -1) & jnp.all(jnp.isfinite(out["expert_action"]), -1)
@@ -222,15 +209,19 @@ def train_distill(config: RunConfig, env, run_dir: Path, on_progress: Callable[[
         ret = returns_to_go(jnp.nan_to_num(out["reward"]), weight, config.ppo.discounting)
         n_new = d.num_envs * T
         rows = slice(n_valid, n_valid + n_new)
-        new = {"obs": jnp.nan_to_num(out["obs"]), "expert_action": jnp.nan_to_num(out["expert_action"]),
-               "return": ret, "weight": weight.astype(jnp.float32)}
+        new = {
+            "obs": jnp.nan_to_num(out["obs"]),
+            "expert_action": jnp.nan_to_num(out["expert_action"]),
+            "return": ret,
+            "weight": weight.astype(jnp.float32),
+        }
         data = {k: data[k].at[rows].set(v.reshape((n_new,) + v.shape[2:]).astype(jnp.float32)) for k, v in new.items()}
         n_valid += n_new
         env_steps += int(np.asarray(out["alive"]).sum())
         if config.ppo.normalize_observations:
             normalizer = running_statistics.update(
-                running_statistics.init_state(specs.Array((env.observation_size,), jnp.dtype("float32"))),
-                data["obs"][:n_valid], weights=data["weight"][:n_valid])
+                empty_normalizer(env.observation_size), data["obs"][:n_valid], weights=data["weight"][:n_valid]
+            )
             params = (normalizer, params[1], params[2])
         params, opt_state, losses = update(params, opt_state, data, n_valid, k_update)
         row = _summary(rollout(params, k_eval, jnp.float32(0.0)))

@@ -20,11 +20,21 @@ env terminates it (then later steps are ignored). Reported, as plain floats:
 
 from __future__ import annotations
 
-from typing import Callable
+import dataclasses
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """A policy as the trainers return it: ``act`` (the batched policy of the module
+    docstring) and whether it is a JAX function (``on_jax``; otherwise a host one)."""
+
+    act: Callable
+    on_jax: bool = True
 
 
 def episode_statistics(rewards, alive, metrics, costs=None) -> dict:
@@ -53,18 +63,32 @@ def episode_statistics(rewards, alive, metrics, costs=None) -> dict:
     return out
 
 
-def evaluate_policy(env, policy: Callable, num_episodes: int = 128, seed: int = 0,
-                    episode_length: int | None = None, jax_policy: bool = True,
-                    policy_input: str = "obs") -> dict:
+def evaluate_policy(
+    env,
+    policy: Callable,
+    num_episodes: int = 128,
+    seed: int = 0,
+    episode_length: int | None = None,
+    jax_policy: bool = True,
+    policy_input: str = "obs",
+) -> dict:
     """Run ``num_episodes`` parallel episodes of ``env`` under ``policy``; see the module
     docstring for the returned statistics. ``policy_input="state"`` passes the batched
     brax ``State`` instead of the observations (experts, :class:`sorogym.env.Expert`)."""
-    return episode_statistics(*rollout_arrays(env, policy, num_episodes, seed, episode_length, jax_policy,
-                                              policy_input))
+    return episode_statistics(
+        *rollout_arrays(env, policy, num_episodes, seed, episode_length, jax_policy, policy_input)
+    )
 
 
-def rollout_arrays(env, policy: Callable, num_episodes: int = 128, seed: int = 0,
-                   episode_length: int | None = None, jax_policy: bool = True, policy_input: str = "obs"):
+def rollout_arrays(
+    env,
+    policy: Callable,
+    num_episodes: int = 128,
+    seed: int = 0,
+    episode_length: int | None = None,
+    jax_policy: bool = True,
+    policy_input: str = "obs",
+):
     """The per-step arrays behind :func:`evaluate_policy`: ``(rewards, alive, metrics,
     costs)``, each ``(T, num_episodes)`` numpy (``metrics`` a dict of them, ``costs`` None
     where the env reports no cost). Columns are episodes, so one rollout can hold several
@@ -89,6 +113,7 @@ def rollout_arrays(env, policy: Callable, num_episodes: int = 128, seed: int = 0
         return state.reward, alive, state.metrics, cost
 
     if jax_policy:
+
         @jax.jit
         def run(keys, key_act):
             state = reset(keys)
@@ -116,15 +141,5 @@ def rollout_arrays(env, policy: Callable, num_episodes: int = 128, seed: int = 0
             state = jstep(state, jnp.asarray(action))
             rows.append(jax.tree.map(np.asarray, record(state, alive)))
             alive = alive * (1.0 - np.asarray(state.done))
-        rewards = np.stack([r[0] for r in rows])
-        alive = np.stack([r[1] for r in rows])
-        metrics = {k: np.stack([r[2][k] for r in rows]) for k in rows[0][2]}
-        costs = np.stack([r[3] for r in rows])
+        rewards, alive, metrics, costs = jax.tree.map(lambda *steps: np.stack(steps), *rows)
     return rewards, alive, metrics, (costs if has_cost[-1] else None)
-
-
-def ppo_policy(params, networks, deterministic: bool = True) -> Callable:
-    """A batched JAX policy from brax PPO ``params`` ``(normalizer, policy, value)``."""
-    from brax.training.agents.ppo import networks as ppo_networks
-
-    return ppo_networks.make_inference_fn(networks)(params, deterministic=deterministic)

@@ -16,18 +16,33 @@ import json
 import time
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-def _scenes(robot, Q, obstacles=None, reference=None, title="", frames=40):
-    import jax
-    import jax.numpy as jnp
+from sorogym.planning import (
+    PATH_CENTER,
+    PCCRobot,
+    Spheres,
+    build_roadmap,
+    make_path_follower,
+    plan_trajectory,
+    reference_path,
+    sample_free,
+)
+from sorogym.render import render_rgb, write_gif
 
+
+def _scenes(robot, Q, obstacles=None, reference=None, title="", frames=40):
     Q = jnp.asarray(Q)
     points = np.asarray(jax.jit(jax.vmap(lambda q: robot.backbone_points(q)))(Q))
     tips = points[:, -1]
     base = np.zeros((1, 3))
-    spheres = [] if obstacles is None else [(c, float(r)) for c, r in zip(np.asarray(obstacles.centers),
-                                                                         np.asarray(obstacles.radii))]
+    spheres = (
+        []
+        if obstacles is None
+        else [(c, float(r)) for c, r in zip(np.asarray(obstacles.centers), np.asarray(obstacles.radii), strict=True)]
+    )
     allp = np.concatenate([points.reshape(-1, 3), base] + ([reference] if reference is not None else []))
     centre = 0.5 * (allp.min(0) + allp.max(0))
     half = 0.55 * float(np.max(allp.max(0) - allp.min(0)))
@@ -35,17 +50,24 @@ def _scenes(robot, Q, obstacles=None, reference=None, title="", frames=40):
     out = []
     for i in np.linspace(0, Q.shape[0] - 1, min(frames, Q.shape[0])).astype(int):
         backbone = np.concatenate([base, points[i]])
-        curves = [("tip trace", tips[:i + 1], "tab:blue")]
+        curves = [("tip trace", tips[: i + 1], "tab:blue")]
         if reference is not None:
             curves.insert(0, ("reference", reference, "0.5"))
-        out.append({"backbone": backbone, "radius": np.full(backbone.shape[0], robot.radius), "spheres": spheres,
-                    "curves": curves, "bounds": bounds, "line_width": 6.0, "title": f"{title} (waypoint {i + 1}/{Q.shape[0]})"})
+        out.append(
+            {
+                "backbone": backbone,
+                "radius": np.full(backbone.shape[0], robot.radius),
+                "spheres": spheres,
+                "curves": curves,
+                "bounds": bounds,
+                "line_width": 6.0,
+                "title": f"{title} (waypoint {i + 1}/{Q.shape[0]})",
+            }
+        )
     return out
 
 
 def _write(out: Path, figures: dict, Q, scenes) -> dict:
-    from sorogym.render import render_rgb, write_gif
-
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(json.dumps(figures, indent=2))
     np.savez(out / "plan.npz", q=np.asarray(Q))
@@ -53,13 +75,15 @@ def _write(out: Path, figures: dict, Q, scenes) -> dict:
     return figures
 
 
-def follow(path: str = "square", size: float = 0.2, waypoints: int = 150, out: str | Path = "plan", seed: int = 0,
-           gif_frames: int = 40) -> dict:
-    import jax
-    import jax.numpy as jnp
-
-    from sorogym.planning import PATH_CENTER, PCCRobot, make_path_follower, reference_path
-
+def follow(
+    path: str = "square",
+    size: float = 0.2,
+    waypoints: int = 150,
+    out: str | Path = "plan",
+    seed: int = 0,
+    gif_frames: int = 40,
+) -> dict:
+    """Track the reference ``path`` (``size`` m, ``waypoints`` poses); returns the figures."""
     robot = PCCRobot(3, length=1.0, radius=0.1)
     frame = np.asarray(jax.jit(lambda q: robot.end_pose(q))(jnp.asarray(PATH_CENTER)))
     refs = jnp.asarray(reference_path(path, frame, size, waypoints))
@@ -67,21 +91,28 @@ def follow(path: str = "square", size: float = 0.2, waypoints: int = 150, out: s
     t0 = time.perf_counter()
     result = jax.block_until_ready(follower(refs, jax.random.PRNGKey(seed)))
     seconds = time.perf_counter() - t0
-    figures = {"task": "follow", "path": path, "size_m": size, "waypoints": waypoints, "seconds_with_compile": seconds,
-               "position_error_mm_mean": float(1e3 * jnp.mean(result.position_error)),
-               "position_error_mm_max": float(1e3 * jnp.max(result.position_error)),
-               "max_tendon_speed": float(result.max_tendon_speed), "path_length_m": float(result.path_length)}
-    scenes = _scenes(robot, result.q, reference=np.asarray(refs[:, :3, 3]), title=f"following a {path}",
-                     frames=gif_frames)
+    figures = {
+        "task": "follow",
+        "path": path,
+        "size_m": size,
+        "waypoints": waypoints,
+        "seconds_with_compile": seconds,
+        "position_error_mm_mean": float(1e3 * jnp.mean(result.position_error)),
+        "position_error_mm_max": float(1e3 * jnp.max(result.position_error)),
+        "max_tendon_speed": float(result.max_tendon_speed),
+        "path_length_m": float(result.path_length),
+    }
+    scenes = _scenes(
+        robot, result.q, reference=np.asarray(refs[:, :3, 3]), title=f"following a {path}", frames=gif_frames
+    )
     return _write(Path(out), figures, result.q, scenes)
 
 
-def trajectory(obstacles: int = 27, seed: int = 0, horizon: int = 32, out: str | Path = "plan",
-               gif_frames: int = 40) -> dict:
-    import jax
-
-    from sorogym.planning import PCCRobot, Spheres, build_roadmap, plan_trajectory, sample_free
-
+def trajectory(
+    obstacles: int = 27, seed: int = 0, horizon: int = 32, out: str | Path = "plan", gif_frames: int = 40
+) -> dict:
+    """Plan between two random free configurations among ``obstacles`` random spheres over
+    ``horizon`` steps; returns the figures."""
     robot = PCCRobot(3, length=1.0, radius=0.1)
     scene = Spheres.random(np.random.default_rng(seed), obstacles) if obstacles else None
     t0 = time.perf_counter()
@@ -90,32 +121,26 @@ def trajectory(obstacles: int = 27, seed: int = 0, horizon: int = 32, out: str |
     plan = plan_trajectory(robot, start, goal, scene, roadmap, horizon)
     seconds = time.perf_counter() - t0
     t = plan.trajectory
-    figures = {"task": "trajectory", "obstacles": obstacles, "seed": seed, "waypoints": horizon + 1,
-               "success": plan.success, "initialization": plan.initialization, "roadmap_found": plan.roadmap_found,
-               "seconds_with_compile": seconds, "path_length_m": float(t.path_length),
-               "min_clearance_m": plan.dense_clearance, "max_tendon_speed": float(t.max_tendon_speed)}
-    scenes = _scenes(robot, t.q, scene, title=f"trajectory ({'feasible' if plan.success else 'NOT feasible'})",
-                     frames=gif_frames)
+    figures = {
+        "task": "trajectory",
+        "obstacles": obstacles,
+        "seed": seed,
+        "waypoints": horizon + 1,
+        "success": plan.success,
+        "initialization": plan.initialization,
+        "roadmap_found": plan.roadmap_found,
+        "seconds_with_compile": seconds,
+        "path_length_m": float(t.path_length),
+        "min_clearance_m": plan.dense_clearance,
+        "max_tendon_speed": float(t.max_tendon_speed),
+    }
+    scenes = _scenes(
+        robot, t.q, scene, title=f"trajectory ({'feasible' if plan.success else 'NOT feasible'})", frames=gif_frames
+    )
     return _write(Path(out), figures, t.q, scenes)
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("plan", help="plan a path or trajectory for a PCC robot and render it")
-    p.add_argument("task", choices=("follow", "trajectory"))
-    p.add_argument("--path", default="square", choices=("square", "sinusoid", "letter"), help="follow: the shape")
-    p.add_argument("--size", type=float, default=0.2, help="follow: path size [m]")
-    p.add_argument("--waypoints", type=int, default=150, help="follow: reference poses")
-    p.add_argument("--obstacles", type=int, default=27, help="trajectory: random spheres")
-    p.add_argument("--horizon", type=int, default=32, help="trajectory: steps (waypoints - 1)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--frames", type=int, default=40, help="GIF frames")
-    p.add_argument("--out", default="plan", help="output folder")
-
-
-def run(args) -> dict:
-    import jax
-
+def run(task: str, **options) -> dict:
+    """:func:`follow` or :func:`trajectory` (``task``) with ``options``, in float64."""
     with jax.enable_x64(True):  # the planners work in float64; scoped, the global config is left alone
-        if args.task == "follow":
-            return follow(args.path, args.size, args.waypoints, args.out, args.seed, args.frames)
-        return trajectory(args.obstacles, args.seed, args.horizon, args.out, args.frames)
+        return {"follow": follow, "trajectory": trajectory}[task](**options)

@@ -20,21 +20,18 @@ import datetime
 import json
 import math
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
+import jax
+import yaml
 
-def git_revision(cwd: str | Path | None = None) -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+import sorogym
+from sorogym.provenance import git_revision
 
 
 def new_run_dir(root: str | Path, env: str, algo: str, seed: int, run_id: str | None = None) -> Path:
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     run_id = run_id or f"{stamp}-s{seed}"
     path = Path(root) / env / algo / run_id
     k = 1
@@ -57,25 +54,29 @@ def _scalar(v: Any) -> float | None:
 class RunLogger:
     """Writes progress rows to CSV/JSON lines and (optionally) wandb; draws the curve."""
 
-    def __init__(self, run_dir: str | Path, config_dict: dict, wandb_mode: str = "offline",
-                 project: str = "sorogym", entity: str | None = None, name: str | None = None):
+    def __init__(
+        self,
+        run_dir: str | Path,
+        config_dict: dict,
+        wandb_mode: str = "offline",
+        project: str = "sorogym",
+        entity: str | None = None,
+        name: str | None = None,
+    ):
         self.run_dir = Path(run_dir)
         self.rows: list[dict] = []
-        self._csv_keys: list[str] | None = None
         self._wandb = None
         self._write_config(config_dict)
         if wandb_mode != "disabled":
             self._wandb = self._start_wandb(config_dict, wandb_mode, project, entity, name)
 
     def _write_config(self, config_dict: dict) -> None:
-        import yaml
-
-        import sorogym
-
-        import jax
-
-        meta = {"git_revision": git_revision(Path(__file__).parent), "sorogym_version": sorogym.__version__,
-                "jax_version": jax.__version__, "backend": jax.default_backend()}
+        meta = {
+            "git_revision": git_revision(Path(__file__).parent),
+            "sorogym_version": sorogym.__version__,
+            "jax_version": jax.__version__,
+            "backend": jax.default_backend(),
+        }
         text = yaml.safe_dump({**config_dict, "run": meta}, sort_keys=False)
         (self.run_dir / "config.yaml").write_text(text)
 
@@ -86,8 +87,15 @@ class RunLogger:
             print("wandb is not installed: logging to CSV/JSON only")
             return None
         os.environ.setdefault("WANDB_SILENT", "true")
-        return wandb.init(project=project, entity=entity, name=name or self.run_dir.name, config=config_dict,
-                          dir=str(self.run_dir), mode=mode, reinit="finish_previous")
+        return wandb.init(
+            project=project,
+            entity=entity,
+            name=name or self.run_dir.name,
+            config=config_dict,
+            dir=str(self.run_dir),
+            mode=mode,
+            reinit="finish_previous",
+        )
 
     def log(self, step: int, metrics: dict) -> dict:
         row = {"step": int(step)}
@@ -95,25 +103,17 @@ class RunLogger:
         self.rows.append(row)
         with open(self.run_dir / "metrics.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
-        self._append_csv(row)
+        self._write_csv()
         if self._wandb is not None:
             self._wandb.log(row, step=int(step))
         return row
 
-    def _append_csv(self, row: dict) -> None:
-        path = self.run_dir / "metrics.csv"
-        if self._csv_keys is None or set(row) - set(self._csv_keys):
-            # (Re)write with the union of keys so every row fits the header.
-            keys = list(dict.fromkeys([k for r in self.rows for k in r]))
-            self._csv_keys = keys
-            with open(path, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=keys)
-                w.writeheader()
-                for r in self.rows:
-                    w.writerow(r)
-            return
-        with open(path, "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self._csv_keys).writerow(row)
+    def _write_csv(self) -> None:
+        """``metrics.csv``: every row so far under the union of their keys."""
+        with open(self.run_dir / "metrics.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in self.rows for k in r)))
+            w.writeheader()
+            w.writerows(self.rows)
 
     def summary(self, values: dict) -> None:
         (self.run_dir / "summary.json").write_text(json.dumps(values, indent=2))

@@ -6,25 +6,22 @@ With ``sb3_ppo.normalize`` (default) the env is wrapped in SB3's ``VecNormalize`
 Checkpoints are SB3's own ``sb3_model.zip`` (plus ``vecnormalize.pkl``) in
 ``checkpoints/step_<n>/`` next to our ``meta.json``; evaluation runs the torch policy on the
 host against the jitted batched env (:func:`sorogym.agents.evaluate.evaluate_policy` with
-``jax_policy=False``), normalising observations with the saved statistics.
+``jax_policy=False``), normalising observations with the saved statistics. Stable-Baselines3
+(and torch) load only when a function here runs.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+
+import numpy as np
 
 from . import checkpoint as ckpt
-from .config import RunConfig
 
 MODEL_FILE = "sb3_model.zip"
 NORMALIZER_FILE = "vecnormalize.pkl"
-
-
-def _meta(config: RunConfig, env) -> dict:
-    return {"algo": "sb3_ppo", "env": env.name, "env_overrides": dict(config.env_overrides),
-            "observation_size": int(env.observation_size), "action_size": int(env.action_size)}
 
 
 def save_sb3(root: Path, step: int, model, meta: dict) -> Path:
@@ -61,7 +58,6 @@ def load_sb3(path):
 def sb3_policy(model, deterministic: bool = True, normalizer=None) -> Callable:
     """Host policy ``(obs (B, o) numpy, key) -> (actions (B, a), {})`` for evaluation;
     ``normalizer`` (a ``VecNormalize``) normalises the observations first."""
-    import numpy as np
 
     def act(obs, key):
         obs = np.asarray(obs)
@@ -87,20 +83,19 @@ def training_normalizer(model):
     return frozen
 
 
-def train_sb3(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int, dict], None],
-              resume_from=None):
-    """Train SB3 PPO; returns ``(model, final_step)``. ``on_progress(step, row)`` gets the
-    mean return and env metrics of the episodes finished since the last progress point."""
-    import numpy as np
+def train_sb3(config, env, run_dir: Path, on_progress: Callable[[int, dict], None], resume_from=None):
+    """Train SB3 PPO by the run config ``config`` (:class:`~sorogym.agents.config.RunConfig`);
+    returns ``(model, final_step)``. ``on_progress(step, row)`` gets the mean return of the
+    episodes finished since the last progress point."""
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from sorogym.env import SB3VecEnv
+    from sorogym.env import SB3VecEnv  # loads torch: only on use
 
     s = config.sb3_ppo
     venv = SB3VecEnv(env, num_envs=s.n_envs, seed=config.seed)
-    meta = _meta(config, env)
+    meta = ckpt.run_meta("sb3_ppo", config, env)
     root = Path(run_dir) / "checkpoints"
     every = max(s.total_timesteps // max(s.num_checkpoints, 1), 1)
 
@@ -140,10 +135,22 @@ def train_sb3(config: RunConfig, env, run_dir: Path, on_progress: Callable[[int,
     else:
         if s.normalize:
             venv = VecNormalize(venv, norm_obs=True, norm_reward=True, gamma=s.gamma)
-        model = PPO("MlpPolicy", venv, n_steps=s.n_steps, batch_size=s.batch_size, n_epochs=s.n_epochs,
-                    learning_rate=s.learning_rate, gamma=s.gamma, gae_lambda=s.gae_lambda, clip_range=s.clip_range,
-                    ent_coef=s.ent_coef, policy_kwargs={"net_arch": list(s.net_arch)}, seed=config.seed,
-                    device="cpu", verbose=0)
+        model = PPO(
+            "MlpPolicy",
+            venv,
+            n_steps=s.n_steps,
+            batch_size=s.batch_size,
+            n_epochs=s.n_epochs,
+            learning_rate=s.learning_rate,
+            gamma=s.gamma,
+            gae_lambda=s.gae_lambda,
+            clip_range=s.clip_range,
+            ent_coef=s.ent_coef,
+            policy_kwargs={"net_arch": list(s.net_arch)},
+            seed=config.seed,
+            device="cpu",
+            verbose=0,
+        )
     remaining = max(s.total_timesteps - int(model.num_timesteps), 0)
     cb = Progress()
     if remaining:

@@ -29,13 +29,15 @@ import math
 from pathlib import Path
 
 import numpy as np
+import yaml
+
+from .config import load_config, parse_overrides
+from .run import train
 
 _DISTRIBUTIONS = ("uniform", "log_uniform_values", "int_uniform", "q_uniform")
 
 
 def load_sweep(path) -> dict:
-    import yaml
-
     spec = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(spec.get("parameters"), dict) or not spec["parameters"]:
         raise ValueError(f"{path}: a sweep needs a non-empty 'parameters' mapping")
@@ -55,7 +57,7 @@ def load_sweep(path) -> dict:
 def grid_points(parameters: dict) -> list[dict]:
     names = list(parameters)
     choices = [parameters[n]["values"] if "values" in parameters[n] else [parameters[n]["value"]] for n in names]
-    return [dict(zip(names, combo)) for combo in itertools.product(*choices)]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*choices)]
 
 
 def random_points(parameters: dict, count: int, seed: int = 0) -> list[dict]:
@@ -88,9 +90,6 @@ def _metric_of(run_dir: Path, name: str):
 
 def run_sweep(path, base=None, overrides=None, count=None, online=False, sweep_id=None) -> Path | None:
     """Run the sweep in ``path``; returns the local summary folder (offline)."""
-    from .cli import train
-    from .config import load_config, parse_overrides
-
     spec = load_sweep(path)
     base = base or spec.get("base")
     extra = parse_overrides(overrides)
@@ -101,7 +100,7 @@ def run_sweep(path, base=None, overrides=None, count=None, online=False, sweep_i
     points = grid_points(params) if spec.get("method", "grid") == "grid" else random_points(params, count or 8)
     if count is not None:
         points = points[:count]
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     name = spec.get("name") or Path(path).stem
     rows = []
     out = None
@@ -123,7 +122,9 @@ def _write_summary(out: Path, rows: list[dict], metric: str, goal: str) -> None:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    ranked = sorted(rows, key=lambda r: (r[metric] is None, -(r[metric] or 0) if goal == "maximize" else (r[metric] or 0)))
+    ranked = sorted(
+        rows, key=lambda r: (r[metric] is None, -(r[metric] or 0) if goal == "maximize" else (r[metric] or 0))
+    )
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in ranked]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
@@ -143,9 +144,6 @@ def _write_summary(out: Path, rows: list[dict], metric: str, goal: str) -> None:
 
 def _run_wandb_agent(spec: dict, base, extra: dict, count, sweep_id):
     import wandb
-
-    from .cli import train
-    from .config import load_config
 
     wandb_spec = {k: v for k, v in spec.items() if k != "base"}
     config0 = load_config(base, extra)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -27,8 +27,16 @@ def rollout_states(env, policy: Callable, seed: int = 0, num_steps: int | None =
     return states
 
 
-def write_policy_gif(env, policy: Callable, path: str | Path, seed: int = 0, episodes: int = 1,
-                     jax_policy: bool = True, frame_every: int = 2, size: int = 360) -> Path:
+def write_policy_gif(
+    env,
+    policy: Callable,
+    path: str | Path,
+    seed: int = 0,
+    episodes: int = 1,
+    jax_policy: bool = True,
+    frame_every: int = 2,
+    size: int = 360,
+) -> Path:
     """Render ``episodes`` episodes (every ``frame_every``-th step) into a GIF at ``path``."""
     from sorogym.render import render_rgb, write_gif
 
@@ -36,4 +44,4 @@ def write_policy_gif(env, policy: Callable, path: str | Path, seed: int = 0, epi
     for e in range(episodes):
         states = rollout_states(env, policy, seed + e, jax_policy=jax_policy)
         frames += [render_rgb(env.render_scene(ps), size, size) for ps in states[::frame_every]]
-    return write_gif(frames, path, fps=env.control_dt ** -1 / frame_every)
+    return write_gif(frames, path, fps=env.control_dt**-1 / frame_every)

@@ -6,23 +6,31 @@ import json
 import jax
 import numpy as np
 import pytest
-
-import sorogym
-from sorogym.agents import cli
-from sorogym.agents import checkpoint as ckpt
-from sorogym.agents.config import build_config, load_config, parse_overrides
-from sorogym.agents.evaluate import evaluate_policy
-
 from _isolated import run_isolated
 from _toy import BendToGoal
+
+import sorogym
+from sorogym.agents import checkpoint as ckpt
+from sorogym.agents import cli, run
+from sorogym.agents.config import build_config, load_config, parse_overrides
+from sorogym.agents.evaluate import evaluate_policy
 
 # A tiny PPO budget: 2 progress points, 8 envs, episodes of 6 steps.
 TINY = {
     "env.episode_length_s": 0.4,
-    "ppo.num_timesteps": 320, "ppo.num_envs": 8, "ppo.batch_size": 8, "ppo.num_minibatches": 2,
-    "ppo.unroll_length": 5, "ppo.num_updates_per_batch": 1, "ppo.num_evals": 2, "ppo.num_eval_envs": 4,
-    "ppo.policy_hidden_layer_sizes": [8], "ppo.value_hidden_layer_sizes": [8],
-    "eval.num_episodes": 4, "logging.wandb": "offline", "logging.video_episodes": 1,
+    "ppo.num_timesteps": 320,
+    "ppo.num_envs": 8,
+    "ppo.batch_size": 8,
+    "ppo.num_minibatches": 2,
+    "ppo.unroll_length": 5,
+    "ppo.num_updates_per_batch": 1,
+    "ppo.num_evals": 2,
+    "ppo.num_eval_envs": 4,
+    "ppo.policy_hidden_layer_sizes": [8],
+    "ppo.value_hidden_layer_sizes": [8],
+    "eval.num_episodes": 4,
+    "logging.wandb": "offline",
+    "logging.video_episodes": 1,
 }
 
 
@@ -46,14 +54,18 @@ def test_config_files_load_and_validate():
 
     from sorogym.agents.sweep import load_sweep
 
-    paths = sorted(glob.glob("configs/ppo/*.yaml") + glob.glob("configs/sb3/*.yaml") + glob.glob("configs/distill/*.yaml"))
+    paths = sorted(
+        glob.glob("configs/ppo/*.yaml") + glob.glob("configs/sb3/*.yaml") + glob.glob("configs/distill/*.yaml")
+    )
     assert len(paths) >= 4
     for path in paths:
         config = load_config(path)
         assert config.env in sorogym.registry()
     for path in sorted(glob.glob("configs/sweeps/*.yaml")):
         spec = load_sweep(path)
-        load_config(spec["base"], {k: (p["values"][0] if "values" in p else p["value"]) for k, p in spec["parameters"].items()})
+        load_config(
+            spec["base"], {k: (p["values"][0] if "values" in p else p["value"]) for k, p in spec["parameters"].items()}
+        )
     c = load_config("configs/ppo/tendon_tracking.yaml", ["ppo.learning_rate=1e-3", "env.max_tendon_force=20", "seed=3"])
     assert c.ppo.learning_rate == 1e-3 and c.env_overrides == {"max_tendon_force": 20} and c.seed == 3
 
@@ -99,7 +111,15 @@ def tiny_run(tmp_path_factory):
 
 def test_train_writes_the_run_folder(tiny_run):
     run_dir, _ = tiny_run
-    for name in ("config.yaml", "metrics.csv", "metrics.jsonl", "curve.png", "eval.json", "rollout.gif", "summary.json"):
+    for name in (
+        "config.yaml",
+        "metrics.csv",
+        "metrics.jsonl",
+        "curve.png",
+        "eval.json",
+        "rollout.gif",
+        "summary.json",
+    ):
         assert (run_dir / name).stat().st_size > 0, name
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows][0] == 0 and rows[-1]["step"] >= 320
@@ -144,14 +164,20 @@ def test_resume_continues_from_the_saved_step(tiny_run):
 
 def test_export_copies_results_and_checkpoint(tiny_run, tmp_path):
     run_dir, _ = tiny_run
-    dest = cli.export_run(run_dir, tmp_path / "published")
+    dest = run.export_run(run_dir, tmp_path / "published")
     assert (dest / "checkpoint" / "params.msgpack").exists() and (dest / "eval.json").exists()
     assert ckpt.load_meta(dest / "checkpoint")["algo"] == "ppo"
 
 
 TINY_SB3 = {
-    "env.episode_length_s": 0.4, "sb3_ppo.total_timesteps": 128, "sb3_ppo.n_envs": 4, "sb3_ppo.n_steps": 16,
-    "sb3_ppo.batch_size": 32, "sb3_ppo.n_epochs": 1, "sb3_ppo.num_checkpoints": 2, "eval.num_episodes": 4,
+    "env.episode_length_s": 0.4,
+    "sb3_ppo.total_timesteps": 128,
+    "sb3_ppo.n_envs": 4,
+    "sb3_ppo.n_steps": 16,
+    "sb3_ppo.batch_size": 32,
+    "sb3_ppo.n_epochs": 1,
+    "sb3_ppo.num_checkpoints": 2,
+    "eval.num_episodes": 4,
 }
 
 
@@ -188,17 +214,29 @@ def test_brax_ppo_learns_the_toy_task(tmp_path):
     from sorogym.agents.ppo import train_ppo
 
     env = BendToGoal()
-    config = build_config({}, {
-        "ppo.num_timesteps": 60_000, "ppo.num_envs": 64, "ppo.batch_size": 64, "ppo.num_minibatches": 4,
-        "ppo.unroll_length": 10, "ppo.num_updates_per_batch": 4, "ppo.num_evals": 2, "ppo.learning_rate": 3e-3,
-        "ppo.policy_hidden_layer_sizes": [32, 32], "ppo.value_hidden_layer_sizes": [32, 32],
-    })
+    config = build_config(
+        {},
+        {
+            "ppo.num_timesteps": 60_000,
+            "ppo.num_envs": 64,
+            "ppo.batch_size": 64,
+            "ppo.num_minibatches": 4,
+            "ppo.unroll_length": 10,
+            "ppo.num_updates_per_batch": 4,
+            "ppo.num_evals": 2,
+            "ppo.learning_rate": 3e-3,
+            "ppo.policy_hidden_layer_sizes": [32, 32],
+            "ppo.value_hidden_layer_sizes": [32, 32],
+        },
+    )
     params, nets, step = train_ppo(config, env, tmp_path, lambda s, m: None)
     assert step >= 60_000
-    from sorogym.agents.evaluate import ppo_policy
+    from sorogym.agents.networks import ppo_policy
 
     trained = evaluate_policy(env, ppo_policy(params, nets), 64, seed=1)
-    random = evaluate_policy(env, lambda obs, k: (jax.random.uniform(k, (obs.shape[0], 1), minval=-1, maxval=1), {}), 64, seed=1)
+    random = evaluate_policy(
+        env, lambda obs, k: (jax.random.uniform(k, (obs.shape[0], 1), minval=-1, maxval=1), {}), 64, seed=1
+    )
     assert random["return_mean"] < -5.0
     assert trained["return_mean"] > -3.0, trained
 
@@ -208,12 +246,17 @@ def test_sb3_baseline_trains_checkpoints_and_evaluates(tmp_path):
 
 
 def _sb3_baseline_body(tmp_path):
-    overrides = {**TINY_SB3, "algo": "sb3_ppo", "logging.video": False, "logging.wandb": "disabled",
-                 "logging.output_root": str(tmp_path)}
-    run_dir = cli.train(build_config({}, overrides), run_id="sb3", quiet=True)
+    overrides = {
+        **TINY_SB3,
+        "algo": "sb3_ppo",
+        "logging.video": False,
+        "logging.wandb": "disabled",
+        "logging.output_root": str(tmp_path),
+    }
+    run_dir = run.train(build_config({}, overrides), run_id="sb3", quiet=True)
     result = json.loads((run_dir / "eval.json").read_text())
     assert result["algo"] == "sb3_ppo" and result["env_steps"] >= 128 and np.isfinite(result["return_mean"])
-    again = cli.evaluate(str(run_dir), episodes=4, seed=10_000)
+    again = run.evaluate(str(run_dir), episodes=4, seed=10_000)
     assert again["return_mean"] == pytest.approx(result["return_mean"], rel=1e-5)
     assert len(list((run_dir / "checkpoints").glob("step_*"))) >= 2
     assert (ckpt.latest(run_dir / "checkpoints") / "vecnormalize.pkl").exists()
@@ -222,7 +265,7 @@ def _sb3_baseline_body(tmp_path):
 def test_committed_checkpoint_reproduces_its_evaluation():
     """``sorogym evaluate`` on the committed main-job checkpoint gives the committed figures."""
     published = json.loads(open("results/tendon_tracking/ppo/eval.json").read())
-    again = cli.evaluate("results/tendon_tracking/ppo/checkpoint", episodes=published["num_episodes"], seed=10_000)
+    again = run.evaluate("results/tendon_tracking/ppo/checkpoint", episodes=published["num_episodes"], seed=10_000)
     assert again["success"] == pytest.approx(published["success"], abs=2e-3)
     assert again["tracking_error"] == pytest.approx(published["tracking_error"], rel=2e-3)
     assert published["success"] >= 0.90 and published["tracking_error"] <= 6.19e-3

@@ -8,14 +8,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-from sorogym.agents import cli
-from sorogym.agents import checkpoint as ckpt
-from sorogym.agents.config import build_config
-from sorogym.agents.distill import returns_to_go, set_policy_std, student_distribution, train_distill
-from sorogym.agents.evaluate import evaluate_policy, ppo_policy
-
 from _toy import BendToGoal
+
+from sorogym.agents import checkpoint as ckpt
+from sorogym.agents import cli, run
+from sorogym.agents.config import build_config
+from sorogym.agents.distill import returns_to_go, train_distill
+from sorogym.agents.evaluate import evaluate_policy
+from sorogym.agents.networks import ppo_policy, set_policy_std, student_distribution
 
 
 def _brax_tanh_normal(action_size):
@@ -30,8 +30,9 @@ def test_student_distribution_is_brax_tanh_normal():
     pre_tanh = jax.random.normal(jax.random.PRNGKey(1), (50, 3)) * 1.5
     brax_dist = _brax_tanh_normal(3)
     ours = student_distribution(logits)
-    np.testing.assert_allclose(ours.log_prob(jnp.tanh(pre_tanh)), brax_dist.log_prob(logits, pre_tanh),
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        ours.log_prob(jnp.tanh(pre_tanh)), brax_dist.log_prob(logits, pre_tanh), rtol=1e-4, atol=1e-4
+    )
     np.testing.assert_allclose(jnp.tanh(jnp.split(logits, 2, -1)[0]), brax_dist.mode(logits), atol=1e-7)
 
 
@@ -53,13 +54,18 @@ def test_returns_to_go_closed_form():
     rewards = jnp.ones((5, 2))
     alive = jnp.array([[1, 1], [1, 1], [1, 1], [1, 0], [1, 0]], jnp.float32)
     g = returns_to_go(rewards, alive, 0.5)
-    np.testing.assert_allclose(g[:, 0], [1 + .5 + .25 + .125 + .0625, 1 + .5 + .25 + .125, 1.75, 1.5, 1.0])
+    np.testing.assert_allclose(g[:, 0], [1 + 0.5 + 0.25 + 0.125 + 0.0625, 1 + 0.5 + 0.25 + 0.125, 1.75, 1.5, 1.0])
     np.testing.assert_allclose(g[:, 1], [1.75, 1.5, 1.0, 0.0, 0.0])
 
 
-TOY = {"ppo.policy_hidden_layer_sizes": [32, 32], "ppo.value_hidden_layer_sizes": [32, 32],
-       "distill.num_envs": 32, "distill.updates_per_round": 300, "distill.batch_size": 256,
-       "distill.learning_rate": 3e-3}
+TOY = {
+    "ppo.policy_hidden_layer_sizes": [32, 32],
+    "ppo.value_hidden_layer_sizes": [32, 32],
+    "distill.num_envs": 32,
+    "distill.updates_per_round": 300,
+    "distill.batch_size": 256,
+    "distill.learning_rate": 3e-3,
+}
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +73,9 @@ def toy_dagger(tmp_path_factory):
     env = BendToGoal()
     config = build_config({}, {**TOY, "algo": "dagger", "distill.rounds": 3})
     rows = []
-    params, nets, steps = train_distill(config, env, tmp_path_factory.mktemp("dagger"), lambda s, r: rows.append((s, r)))
+    params, nets, steps = train_distill(
+        config, env, tmp_path_factory.mktemp("dagger"), lambda s, r: rows.append((s, r))
+    )
     return env, config, params, nets, steps, rows
 
 
@@ -107,13 +115,31 @@ def test_ppo_warm_start_begins_at_the_student(toy_dagger, tmp_path):
     from sorogym.agents.ppo import train_ppo
 
     env, config, params, nets, _, _ = toy_dagger
-    source = ckpt.save_ppo(tmp_path / "student", 1, params, {
-        "algo": "dagger", "env": env.name, "env_overrides": {}, "observation_size": env.observation_size,
-        "action_size": env.action_size, "normalize_observations": True,
-        "policy_hidden_layer_sizes": [32, 32], "value_hidden_layer_sizes": [32, 32]})
-    ppo = {**{k: v for k, v in TOY.items() if k.startswith("ppo.")}, "ppo.num_timesteps": 1280, "ppo.num_envs": 32,
-           "ppo.batch_size": 32, "ppo.num_minibatches": 4, "ppo.unroll_length": 10, "ppo.num_evals": 2,
-           "ppo.num_eval_envs": 32}
+    source = ckpt.save_ppo(
+        tmp_path / "student",
+        1,
+        params,
+        {
+            "algo": "dagger",
+            "env": env.name,
+            "env_overrides": {},
+            "observation_size": env.observation_size,
+            "action_size": env.action_size,
+            "normalize_observations": True,
+            "policy_hidden_layer_sizes": [32, 32],
+            "value_hidden_layer_sizes": [32, 32],
+        },
+    )
+    ppo = {
+        **{k: v for k, v in TOY.items() if k.startswith("ppo.")},
+        "ppo.num_timesteps": 1280,
+        "ppo.num_envs": 32,
+        "ppo.batch_size": 32,
+        "ppo.num_minibatches": 4,
+        "ppo.unroll_length": 10,
+        "ppo.num_evals": 2,
+        "ppo.num_eval_envs": 32,
+    }
     rows = []
     warm = build_config({}, {**ppo, "ppo.init_from": str(source), "ppo.init_std": 0.05})
     train_ppo(warm, env, tmp_path / "warm", lambda s, m: rows.append((s, m)))
@@ -121,19 +147,25 @@ def test_ppo_warm_start_begins_at_the_student(toy_dagger, tmp_path):
     cold_rows = []
     train_ppo(cold, env, tmp_path / "cold", lambda s, m: cold_rows.append((s, m)))
     assert rows[0][0] == 0 and cold_rows[0][0] == 0
-    assert rows[0][1]["eval/episode_reward"] > -4.0 > -5.0 > cold_rows[0][1]["eval/episode_reward"], (rows[0], cold_rows[0])
+    assert rows[0][1]["eval/episode_reward"] > -4.0 > -5.0 > cold_rows[0][1]["eval/episode_reward"], (
+        rows[0],
+        cold_rows[0],
+    )
     mismatch = build_config({}, {**ppo, "ppo.init_from": str(source), "ppo.policy_hidden_layer_sizes": [16]})
     with pytest.raises(ValueError, match="policy_hidden_layer_sizes"):
         train_ppo(mismatch, env, tmp_path / "bad", lambda s, m: None)
 
 
-@pytest.mark.parametrize("overrides, match", [
-    ({"algo": "bc", "distill.expert": "oracle"}, "distill.expert"),
-    ({"algo": "dagger", "distill.beta_decay": 2.0}, "beta_decay"),
-    ({"algo": "bc", "distill.action_clip": 1.0}, "action_clip"),
-    ({"algo": "bc", "env": "ContactSafeReaching-v0", "distill.rounds": 0}, "distill"),
-    ({"ppo.init_std": 0.3}, "init_from"),
-])
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        ({"algo": "bc", "distill.expert": "oracle"}, "distill.expert"),
+        ({"algo": "dagger", "distill.beta_decay": 2.0}, "beta_decay"),
+        ({"algo": "bc", "distill.action_clip": 1.0}, "action_clip"),
+        ({"algo": "bc", "env": "ContactSafeReaching-v0", "distill.rounds": 0}, "distill"),
+        ({"ppo.init_std": 0.3}, "init_from"),
+    ],
+)
 def test_bad_distill_configs_are_clear_errors(overrides, match):
     with pytest.raises(ValueError, match=match):
         build_config({}, overrides)
@@ -142,16 +174,26 @@ def test_bad_distill_configs_are_clear_errors(overrides, match):
 def test_cli_distils_checkpoints_and_evaluates_with_the_expert(tmp_path, monkeypatch):
     """``sorogym train configs/distill/...`` end to end (train -> checkpoint -> evaluate with
     the expert alongside -> ``sorogym evaluate``), on the toy env to keep compilation short."""
-    monkeypatch.setattr(cli, "_make_env", lambda name, overrides: BendToGoal())
-    overrides = {"distill.expert": None, "distill.rounds": 1, "distill.num_envs": 4, "distill.updates_per_round": 5, "distill.batch_size": 8,
-                 "ppo.policy_hidden_layer_sizes": [8], "ppo.value_hidden_layer_sizes": [8], "eval.num_episodes": 4,
-                 "logging.video": False, "logging.wandb": "disabled", "logging.output_root": str(tmp_path)}
+    monkeypatch.setattr(run, "make_env", lambda name, overrides: BendToGoal())
+    overrides = {
+        "distill.expert": None,
+        "distill.rounds": 1,
+        "distill.num_envs": 4,
+        "distill.updates_per_round": 5,
+        "distill.batch_size": 8,
+        "ppo.policy_hidden_layer_sizes": [8],
+        "ppo.value_hidden_layer_sizes": [8],
+        "eval.num_episodes": 4,
+        "logging.video": False,
+        "logging.wandb": "disabled",
+        "logging.output_root": str(tmp_path),
+    }
     args = ["train", "configs/distill/tendon_reaching.yaml", "--run-id", "bc", "--quiet", "algo=bc"]
     assert cli.main(args + [f"{k}={json.dumps(v)}" for k, v in overrides.items()]) == 0
     run_dir = tmp_path / "BendToGoal-v0" / "bc" / "bc"
     result = json.loads((run_dir / "eval.json").read_text())
     assert result["algo"] == "bc" and result["expert"]["kind"] == "BendToGoal-v0/pd"
     assert result["expert"]["num_episodes"] == 4 and result["expert"]["return_mean"] > -5.0
-    again = cli.evaluate(str(run_dir), episodes=4, seed=10_000)
+    again = run.evaluate(str(run_dir), episodes=4, seed=10_000)
     assert again["return_mean"] == pytest.approx(result["return_mean"], rel=1e-5)
-    assert "student | expert" in cli.format_eval(result)
+    assert "student | expert" in run.format_eval(result)

@@ -4,11 +4,15 @@ Every environment module defines one frozen ``Config`` dataclass (nested datacla
 groups such as ``reward`` and ``reward.scales``) and a ``default_config()``. Overrides are
 given as ``{"dotted.path": value}`` (or as keyword arguments to :func:`sorogym.make`, where a
 double underscore may stand for the dot: ``reward__scales__bonus=0.0``).
+:func:`replace_config` applies them, to env configs and to the agents' run configs alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import numbers
+import types
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,47 +35,95 @@ class EpisodeConfig:
     dtype: str = "float32"
 
 
-def replace_config(config: Any, overrides: Mapping[str, Any] | None = None) -> Any:
-    """Return ``config`` with dotted-path ``overrides`` applied (nested frozen dataclasses).
+def replace_config(config: Any, overrides: Mapping[str, Any] | None = None, prefix: str = "") -> Any:
+    """Return the frozen dataclass ``config`` with ``overrides`` applied: dotted paths
+    (``"reward.scales.success"`` or ``reward__scales__success``) to values, or a mapping for a
+    nested dataclass, applied into it the same way. Values are checked against the field
+    annotations and converted as YAML or a command line gives them: lists to tuples, ints to
+    floats, numeric strings to floats (YAML 1.1 reads ``1e-3`` as a string); ``bool`` takes
+    true/false only, ``X | None`` None or an ``X``. ``prefix`` starts the keys in errors.
 
     Raises:
-        ValueError: naming the key when a path does not exist in the config.
+        ValueError: naming the full key of an unknown field or a bad value.
     """
     if not overrides:
         return config
+    names, hints = {f.name for f in dataclasses.fields(config)}, typing.get_type_hints(type(config))
     grouped: dict[str, dict[str, Any]] = {}
     direct: dict[str, Any] = {}
     for raw_key, value in overrides.items():
-        key = raw_key.replace("__", ".")
-        head, _, rest = key.partition(".")
-        if not dataclasses.is_dataclass(config) or head not in {f.name for f in dataclasses.fields(config)}:
-            known = sorted(f.name for f in dataclasses.fields(config)) if dataclasses.is_dataclass(config) else []
-            raise ValueError(f"config override {raw_key!r}: unknown key {head!r}; known keys: {known}")
-        if rest:
-            grouped.setdefault(head, {})[rest] = value
+        head, _, rest = raw_key.replace("__", ".").partition(".")
+        key, current = prefix + head, getattr(config, head, None)
+        if head not in names:
+            raise ValueError(
+                f"unknown config key {prefix + raw_key!r}; valid keys under "
+                f"{prefix.rstrip('.') or 'the top level'}: {sorted(names)}"
+            )
+        if dataclasses.is_dataclass(current) and (rest or isinstance(value, Mapping)):
+            grouped.setdefault(head, {}).update({rest: value} if rest else value)
+        elif rest:
+            raise ValueError(f"config key {prefix + raw_key!r}: {key!r} is not a group of settings")
+        elif dataclasses.is_dataclass(current) and not isinstance(value, type(current)):
+            raise ValueError(f"{key}: expected a mapping, got {value!r}")
         else:
-            direct[head] = _coerce(getattr(config, head), value, raw_key)
+            direct[head] = _coerce(value, hints[head], key)
     for head, sub in grouped.items():
-        direct[head] = replace_config(getattr(config, head), sub)
+        direct[head] = replace_config(getattr(config, head), sub, f"{prefix}{head}.")
     return dataclasses.replace(config, **direct)
 
 
-def _coerce(current: Any, value: Any, key: str) -> Any:
-    """Keep tuples as tuples and numbers as numbers when overriding from text or lists."""
-    if dataclasses.is_dataclass(current) and isinstance(value, Mapping):
-        return replace_config(current, value)
-    if isinstance(current, tuple) and isinstance(value, list):
-        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
-    if isinstance(current, bool) and not isinstance(value, bool):
-        raise ValueError(f"config override {key!r}: expected a bool, got {value!r}")
-    if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+def _coerce(value: Any, annotation: Any, key: str) -> Any:
+    """``value`` checked and converted for a field annotated ``annotation``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        return _coerce(value, next(a for a in args if a is not type(None)), key)
+    if annotation is tuple or origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{key}: expected a list, got {value!r}")
+        if not args:  # a bare tuple: nested lists become tuples too
+            return tuple(_coerce(v, tuple, key) if isinstance(v, list) else v for v in value)
+        kinds = (args[0],) * len(value) if args[-1] is Ellipsis else args
+        if len(kinds) != len(value):
+            raise ValueError(f"{key}: expected {len(args)} entries, got {value!r}")
+        return tuple(_coerce(v, a, key) for v, a in zip(value, kinds, strict=True))
+    if annotation is dict or origin is dict:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{key}: expected a mapping, got {value!r}")
+        return dict(value)
+    if annotation is bool and not isinstance(value, bool):
+        raise ValueError(f"{key}: expected true/false, got {value!r}")
+    if annotation is int:
+        if isinstance(value, bool) or not (
+            isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer())
+        ):
+            raise ValueError(f"{key}: expected an integer, got {value!r}")
+        return int(value)
+    if annotation is float:
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return float(value)
+        raise ValueError(f"{key}: expected a number, got {value!r}")
+    if annotation is str and not isinstance(value, str):
+        raise ValueError(f"{key}: expected a string, got {value!r}")
     return value
 
 
-def config_to_dict(config: Any) -> dict:
-    """A plain nested ``dict`` of a config (for logging and JSON)."""
-    return dataclasses.asdict(config)
+def config_to_dict(config: Any) -> Any:
+    """A plain nested ``dict`` of a config (dataclasses become dicts, tuples lists): ready for
+    YAML and JSON."""
+    if dataclasses.is_dataclass(config):
+        return {f.name: config_to_dict(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    if isinstance(config, (tuple, list)):
+        return [config_to_dict(v) for v in config]
+    if isinstance(config, Mapping):
+        return {k: config_to_dict(v) for k, v in config.items()}
+    return config
 
 
 def flatten_config(config: Any, prefix: str = "") -> dict[str, Any]:
@@ -104,19 +156,10 @@ def check_randomization(ranges: tuple, fields: tuple[str, ...] = RANDOMIZABLE_FI
             raise ValueError(f"randomization: {name} factors must satisfy 0 < low <= high, got ({lo}, {hi})")
 
 
-def check_positive(config: Any, *names: str) -> None:
-    """Raise ``ValueError`` naming the field if any of ``names`` is not a positive number."""
-    for name in names:
-        value = getattr(config, name)
-        if not (isinstance(value, (int, float)) and value > 0):
-            raise ValueError(f"{name}: must be a positive number, got {value!r}")
-
-
 __all__ = [
     "replace_config",
     "config_to_dict",
     "flatten_config",
     "check_randomization",
-    "check_positive",
     "RANDOMIZABLE_FIELDS",
 ]
