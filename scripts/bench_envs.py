@@ -6,7 +6,7 @@ control steps with uniform random actions in [-1, 1] drawn inside the scan, in J
 default float32 mode; env_steps_per_s = num_envs * steps / seconds (best of the repeats;
 the median is kept in the JSON). Then, per env, the largest tip error over one episode of
 random actions relative to the robot's length against a float64 Tsit5 reference
-(``sorogym.env._accuracy.integrator_accuracy``), computed in a subprocess with x64 enabled.
+(``sorogym.env.integrator_accuracy``), computed in a subprocess with x64 enabled.
 
     .venv/bin/python scripts/bench_envs.py [--quick] [--envs NAME ...] [--num-envs N ...]
                                            [--device-tag cpu] [--out results/bench] [--skip-accuracy]
@@ -31,8 +31,7 @@ import numpy as np
 
 import sorogym as sg
 from sorogym.env import canonical_name, wrap_for_training
-
-from _runinfo import run_metadata  # noqa: E402  (scripts/ is on sys.path when run as a script)
+from sorogym.provenance import run_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL_NUM_ENVS = (1, 64, 256, 1024, 4096)
@@ -141,13 +140,24 @@ def bench_throughput(names, num_envs_list, env_steps, repeats, min_time, accurac
     rows = []
     for name, env, n, T, run, state, key, compile_s in jobs:
         best, median, calls = time_rollout(run, state, key, repeats, min_time)
-        rows.append({
-            "env": name, "num_envs": n, "env_steps_per_s": n * T / best,
-            "env_steps_per_s_median": n * T / median, "steps_per_call": T, "calls_per_repeat": calls,
-            "repeats": repeats, "best_call_s": best, "median_call_s": median, "compile_s": compile_s,
-            "num_substeps": int(env.config.num_substeps), "substep_dt": float(env.substep_dt),
-            "control_dt": float(env.control_dt), "tip_error_rel": None,
-        })
+        rows.append(
+            {
+                "env": name,
+                "num_envs": n,
+                "env_steps_per_s": n * T / best,
+                "env_steps_per_s_median": n * T / median,
+                "steps_per_call": T,
+                "calls_per_repeat": calls,
+                "repeats": repeats,
+                "best_call_s": best,
+                "median_call_s": median,
+                "compile_s": compile_s,
+                "num_substeps": int(env.config.num_substeps),
+                "substep_dt": float(env.substep_dt),
+                "control_dt": float(env.control_dt),
+                "tip_error_rel": None,
+            }
+        )
         print(f"  {name} num_envs={n}: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
     return rows, busy
 
@@ -164,7 +174,7 @@ def accuracy_settings(quick):
 def accuracy_only(names, quick, path):
     """Runs integrator_accuracy for every env and writes {env: result} to `path`."""
     jax.config.update("jax_enable_x64", True)
-    from sorogym.env._accuracy import integrator_accuracy
+    from sorogym.env import integrator_accuracy
 
     out = {}
     for name in names:
@@ -180,8 +190,15 @@ def accuracy_only(names, quick, path):
 
 
 def start_accuracy(names, quick, path):
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--accuracy-only", "--accuracy-out", str(path),
-           "--envs", *names] + (["--quick"] if quick else [])
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--accuracy-only",
+        "--accuracy-out",
+        str(path),
+        "--envs",
+        *names,
+    ] + (["--quick"] if quick else [])
     return subprocess.Popen(cmd, cwd=ROOT)
 
 
@@ -207,10 +224,19 @@ def fmt(v, spec):
     return format(v, spec) if spec else str(v)
 
 
-COLS = [("env", "env", ""), ("num_envs", "num_envs", ""), ("env_steps_per_s", "env-steps/s (best)", ",.0f"),
-        ("env_steps_per_s_median", "env-steps/s (median)", ",.0f"), ("steps_per_call", "T", ""),
-        ("compile_s", "compile [s]", ".1f"), ("num_substeps", "substeps", ""), ("substep_dt", "substep dt [s]", ".4g"),
-        ("control_dt", "control dt [s]", ".4g"), ("tip_error_rel", "tip err / L", ".2e"), ("target", "target met", "")]
+COLS = [
+    ("env", "env", ""),
+    ("num_envs", "num_envs", ""),
+    ("env_steps_per_s", "env-steps/s (best)", ",.0f"),
+    ("env_steps_per_s_median", "env-steps/s (median)", ",.0f"),
+    ("steps_per_call", "T", ""),
+    ("compile_s", "compile [s]", ".1f"),
+    ("num_substeps", "substeps", ""),
+    ("substep_dt", "substep dt [s]", ".4g"),
+    ("control_dt", "control dt [s]", ".4g"),
+    ("tip_error_rel", "tip err / L", ".2e"),
+    ("target", "target met", ""),
+]
 
 
 def markdown_table(rows):
@@ -222,55 +248,92 @@ def markdown_table(rows):
 
 def target_line(rows):
     t = TARGET
-    goal = (f"target: {t['env']} >= {t['env_steps_per_s']:,.0f} env-steps/s at {t['num_envs']} envs "
-            f"with tip_error_rel <= {t['tip_error_rel']}")
+    goal = (
+        f"target: {t['env']} >= {t['env_steps_per_s']:,.0f} env-steps/s at {t['num_envs']} envs "
+        f"with tip_error_rel <= {t['tip_error_rel']}"
+    )
     hit = [r for r in rows if r.get("target")]
     return goal + (f": {hit[0]['target']}" if hit else ": not measured in this run")
 
 
 def device_info():
     dev = jax.devices()[0]
-    return {"backend": jax.default_backend(), "device_kind": dev.device_kind, "platform": dev.platform,
-            "device_count": jax.device_count(), "devices": [str(d) for d in jax.devices()]}
+    return {
+        "backend": jax.default_backend(),
+        "device_kind": dev.device_kind,
+        "platform": dev.platform,
+        "device_count": jax.device_count(),
+        "devices": [str(d) for d in jax.devices()],
+    }
 
 
 def meta(quick, tag, notes):
-    return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "brax", "sorogym"), notes,
-                        device_tag=tag, dtype="float32 (jax_enable_x64 off)", device=device_info())
+    return run_metadata(
+        quick,
+        ("jax", "jaxlib", "diffrax", "equinox", "brax", "sorogym"),
+        notes,
+        device_tag=tag,
+        dtype="float32 (jax_enable_x64 off)",
+        device=device_info(),
+    )
 
 
 def write_markdown(path, info, rows, accuracy_ref):
     dev = info["device"]
-    where = (f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores)" if dev["backend"] == "cpu"
-             else f"{dev['backend'].upper()}: {dev['device_kind']} x{dev['device_count']} (host {info['cpu']['model']})")
+    where = (
+        f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores)"
+        if dev["backend"] == "cpu"
+        else f"{dev['backend'].upper()}: {dev['device_kind']} x{dev['device_count']} (host {info['cpu']['model']})"
+    )
     md = [
         f"{where}, jax {info['versions']['jax']}, float32, git {str(info['git_revision'])[:8]}"
-        + (" (uncommitted changes)" if info["git_dirty"] else "") + (", quick mode" if info["quick"] else "")
-        + f", {info['date']}.", "",
+        + (" (uncommitted changes)" if info["git_dirty"] else "")
+        + (", quick mode" if info["quick"] else "")
+        + f", {info['date']}.",
+        "",
         "Batched training-wrapped env (vmap + episode limit + full auto-reset), jitted `lax.scan` of T "
         "control steps with random actions; env-steps/s = num_envs * T / s, best and median of "
         f"{rows[0]['repeats'] if rows else '-'} repeats. Compile time includes tracing and the reset."
-        + ("" if info.get("cpu_busy_other_before_timing") is None else
-           f" Other processes used {info['cpu_busy_other_before_timing']:.0%} of the CPUs just before timing."), "",
-        markdown_table(rows), "",
-        f"tip err / L: max tip error over one episode of random actions / robot length vs {accuracy_ref}.", "",
-        target_line(rows), "",
+        + (
+            ""
+            if info.get("cpu_busy_other_before_timing") is None
+            else f" Other processes used {info['cpu_busy_other_before_timing']:.0%} of the CPUs just before timing."
+        ),
+        "",
+        markdown_table(rows),
+        "",
+        f"tip err / L: max tip error over one episode of random actions / robot length vs {accuracy_ref}.",
+        "",
+        target_line(rows),
+        "",
     ]
     path.write_text("\n".join(md))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help=f"num_envs {QUICK_NUM_ENVS}, fewer repeats, adaptive accuracy reference (< 2 min per env)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"num_envs {QUICK_NUM_ENVS}, fewer repeats, adaptive accuracy reference (< 2 min per env)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench", help="output directory")
     ap.add_argument("--envs", nargs="+", help="subset of sorogym.registry() (default: all)")
-    ap.add_argument("--num-envs", nargs="+", type=int,
-                    help=f"batch sizes (default {FULL_NUM_ENVS}, quick {QUICK_NUM_ENVS}); drop 4096 here if memory is short")
+    ap.add_argument(
+        "--num-envs",
+        nargs="+",
+        type=int,
+        help=f"batch sizes (default {FULL_NUM_ENVS}, quick {QUICK_NUM_ENVS}); drop 4096 here if memory is short",
+    )
     ap.add_argument("--device-tag", default="cpu", help="file name tag: envs_<tag>.json/.md")
     ap.add_argument("--skip-accuracy", action="store_true", help="throughput only")
-    ap.add_argument("--wait-idle", type=float, default=0.0, metavar="S",
-                    help="before timing, wait up to S seconds until other processes use < 15%% of the CPUs")
+    ap.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before timing, wait up to S seconds until other processes use < 15%% of the CPUs",
+    )
     ap.add_argument("--accuracy-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--accuracy-out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -284,8 +347,11 @@ def main():
     env_steps = 2048 if quick else 4096  # env-steps per scan call
     repeats, min_time = (3, 0.2) if quick else (7, 0.3)
     acc = accuracy_settings(quick)
-    accuracy_ref = ("float64 Tsit5, fixed dt = {:g} s".format(acc["reference_dt"]) if acc["reference_dt"]
-                    else f"float64 Tsit5, adaptive (rtol {acc['rtol']:g}, atol {acc['atol']:g})")
+    accuracy_ref = (
+        "float64 Tsit5, fixed dt = {:g} s".format(acc["reference_dt"])
+        if acc["reference_dt"]
+        else f"float64 Tsit5, adaptive (rtol {acc['rtol']:g}, atol {acc['atol']:g})"
+    )
     notes = [
         f"throughput: T = max(8, ceil({env_steps} / num_envs)) control steps per jitted call; each repeat "
         f"chains calls until >= {min_time} s; {repeats} repeats; env_steps_per_s is the best repeat, "
@@ -294,14 +360,18 @@ def main():
         "compile_s: tracing + compilation of the batched reset and of the scan (overlaps the accuracy "
         "subprocess, so it is inflated when that runs)",
         f"accuracy: integrator_accuracy(name, seed 0, one full episode), reference {accuracy_ref}, in a "
-        "subprocess with jax_enable_x64; it finishes before any timing starts" if not args.skip_accuracy
+        "subprocess with jax_enable_x64; it finishes before any timing starts"
+        if not args.skip_accuracy
         else "accuracy skipped",
         "the machine may be shared: cpu_busy_other_before_timing is the CPU fraction other processes "
         "used just before timing (CPU throughput drops sharply when it is high); see also loadavg_*",
     ]
     info = meta(quick, args.device_tag, notes)
-    print(f"backend {info['device']['backend']} ({info['device']['device_kind']}), envs {names}, "
-          f"num_envs {list(num_envs_list)}", flush=True)
+    print(
+        f"backend {info['device']['backend']} ({info['device']['device_kind']}), envs {names}, "
+        f"num_envs {list(num_envs_list)}",
+        flush=True,
+    )
     t_start = time.perf_counter()
     out_dir = args.out if args.out.is_absolute() else Path.cwd() / args.out
     out_dir.mkdir(parents=True, exist_ok=True)

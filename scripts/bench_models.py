@@ -34,9 +34,8 @@ import numpy as np  # noqa: E402
 import soromox  # noqa: E402
 
 import sorogym as sg  # noqa: E402
+from sorogym.provenance import run_metadata  # noqa: E402
 from sorogym.testing import soromox_twin, tip_agreement  # noqa: E402
-
-from _runinfo import run_metadata  # noqa: E402  (scripts/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 G_ACC = 9.81
@@ -79,8 +78,16 @@ FINE_DT = 5e-4
 
 def make_pcs(planar, lengths, radius, density, young, damping, gravity=None, nu=0.5):
     params = sg.RodParams.create(
-        length=lengths, radius=radius, density=density, young_modulus=young, poisson_ratio=nu,
-        damping=damping, gravity=gravity, mounting="upright", planar=planar, dtype=jnp.float64,
+        length=lengths,
+        radius=radius,
+        density=density,
+        young_modulus=young,
+        poisson_ratio=nu,
+        damping=damping,
+        gravity=gravity,
+        mounting="upright",
+        planar=planar,
+        dtype=jnp.float64,
     )
     return (sg.PlanarPCS if planar else sg.PCS)(params)
 
@@ -92,8 +99,12 @@ def beam_model(case, num_segments=BEAM["num_segments"], pcs=False):
     b, c = BEAM, ROLLOUT_CASES[case]
     if c["model"] == "gvs" and not pcs:
         model, u = beam_model(case, pcs=True)
-        return sg.GVS(sg.GVSParams.from_rod(model.params), sg.StrainBasis.create(None, GVS_BEAM_ORDERS),
-                      actuation=model.actuation, num_gauss_points=5), u
+        return sg.GVS(
+            sg.GVSParams.from_rod(model.params),
+            sg.StrainBasis.create(None, GVS_BEAM_ORDERS),
+            actuation=model.actuation,
+            num_gauss_points=5,
+        ), u
     load = np.asarray(c["load"])
     gravity = load[[0, 2]] if c["planar"] else load  # planar world (x, y) is the 3D (x, z) plane
     lengths = [b["seg_length"] * b["num_segments"] / num_segments] * num_segments
@@ -135,8 +146,14 @@ def chain_model(n, seed=CHAIN_SEED):
     com = np.stack([rng.uniform(0.03, 0.07, m), *rng.uniform(-0.01, 0.01, (2, m))], axis=1)
     stiffness, damping = rng.uniform(0.5, 2.0, m), rng.uniform(0.005, 0.02, m)
     params = sg.ChainParams.create(
-        joint_axes=axes[:n], parent_to_joint=T[:n], mass=mass[:n], com=com[:n], inertia=inertia[:n],
-        stiffness=stiffness[:n], damping=damping[:n], dtype=jnp.float64,
+        joint_axes=axes[:n],
+        parent_to_joint=T[:n],
+        mass=mass[:n],
+        com=com[:n],
+        inertia=inertia[:n],
+        stiffness=stiffness[:n],
+        damping=damping[:n],
+        dtype=jnp.float64,
     )
     return sg.ArticulatedSoftRobot(params)
 
@@ -222,8 +239,10 @@ LOOP_EVALS = 200
 def jit_forward_dynamics_loop(robot, evals=LOOP_EVALS):
     """`evals` chained evaluations inside one compiled loop (each state depends on the last
     derivative, as in a rollout), so the per-eval time excludes Python dispatch."""
+
     def body(_, y, u):
         return y + 1e-9 * robot.forward_dynamics(0.0, y, (u,))
+
     return jax.jit(lambda y, u: jax.lax.fori_loop(0, evals, lambda i, y: body(i, y, u), y))
 
 
@@ -245,12 +264,21 @@ def forward_dynamics_row(label, size, model, blocks, calls, input_scale=0.0, rto
     t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
     loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
     l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
-    print(f"  forward dynamics {label} N={size}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
-          f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us", flush=True)
+    print(
+        f"  forward dynamics {label} N={size}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
+        f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us",
+        flush=True,
+    )
     return {
-        "model": label, "segments": size, "num_dofs": n,
-        "sorogym_us": t_sg, "soromox_us": t_mx, "speedup": t_mx / t_sg,
-        "sorogym_loop_us": l_sg, "soromox_loop_us": l_mx, "speedup_loop": l_mx / l_sg,
+        "model": label,
+        "segments": size,
+        "num_dofs": n,
+        "sorogym_us": t_sg,
+        "soromox_us": t_mx,
+        "speedup": t_mx / t_sg,
+        "sorogym_loop_us": l_sg,
+        "soromox_loop_us": l_mx,
+        "speedup_loop": l_mx / l_sg,
         "max_rel_diff": rel,
     }
 
@@ -274,25 +302,35 @@ def bench_dispatch_floor(blocks, calls=200):
     fns = [jax.jit(lambda y, u: 2.0 * y), jax.jit(above)]
     flops = [counted_flops(f) for f in fns]
     inline_us, dispatched_us = interleaved_per_call_us(fns, (y, u), blocks, calls)
-    print(f"  dispatch floor: cheap program {inline_us:.1f} us ({flops[0]:.0f} flops), "
-          f"one kernel above 1000 flops {dispatched_us:.1f} us ({flops[1]:.0f} flops)", flush=True)
-    return {"inline_us": inline_us, "inline_flops": flops[0], "dispatched_us": dispatched_us,
-            "dispatched_flops": flops[1]}
+    print(
+        f"  dispatch floor: cheap program {inline_us:.1f} us ({flops[0]:.0f} flops), "
+        f"one kernel above 1000 flops {dispatched_us:.1f} us ({flops[1]:.0f} flops)",
+        flush=True,
+    )
+    return {
+        "inline_us": inline_us,
+        "inline_flops": flops[0],
+        "dispatched_us": dispatched_us,
+        "dispatched_flops": flops[1],
+    }
 
 
 def bench_forward_dynamics(blocks, segments=(1, 2, 4), calls=100):
     return [
-        forward_dynamics_row("PlanarPCS" if planar else "PCS", N,
-                             make_pcs(planar, [0.15] * N, 0.01, 1000.0, 1e6, 100.0), blocks, calls)  # Earth gravity
-        for planar in (True, False) for N in segments
+        forward_dynamics_row(
+            "PlanarPCS" if planar else "PCS", N, make_pcs(planar, [0.15] * N, 0.01, 1000.0, 1e6, 100.0), blocks, calls
+        )  # Earth gravity
+        for planar in (True, False)
+        for N in segments
     ]
 
 
 def gvs_model(n):
     """Benchmark GVS rod (the paper's App. B-B setting): ``n`` links of 0.15 m, r 1 cm,
     rho 1000, E 1 MPa, eta 100 Pa s, zero-order bases of all six strains, 5 Gauss points."""
-    params = sg.GVSParams.create(length=[0.15] * n, radius=0.01, density=1000.0, young_modulus=1e6,
-                                 damping=100.0, dtype=jnp.float64)
+    params = sg.GVSParams.create(
+        length=[0.15] * n, radius=0.01, density=1000.0, young_modulus=1e6, damping=100.0, dtype=jnp.float64
+    )
     return sg.GVS(params, sg.StrainBasis.create(None, 0), num_gauss_points=5)
 
 
@@ -307,8 +345,10 @@ ARTICULATED_RTOL = 1e-8
 def bench_articulated_forward_dynamics(blocks, links=(1, 2, 4, 8, 16), calls=100):
     """The same measurements for :func:`chain_model` (``segments`` = links) with random
     joint torques (0.1 N m scale), after asserting agreement with soromox to 1e-8."""
-    return [forward_dynamics_row("Articulated", n, chain_model(n), blocks, calls, input_scale=0.1,
-                                 rtol=ARTICULATED_RTOL) for n in links]
+    return [
+        forward_dynamics_row("Articulated", n, chain_model(n), blocks, calls, input_scale=0.1, rtol=ARTICULATED_RTOL)
+        for n in links
+    ]
 
 
 # -- 2. beam rollouts ------------------------------------------------------------------------
@@ -319,15 +359,19 @@ def elastica_rollout(case, t1, dt=ELASTICA_DT, n_elements=ELASTICA_ELEMENTS):
     ``-Elastica`` envs: eyelet tendon loads, mass-proportional damping matched to the slowest
     bending mode of the PCS model). Returns ``(wall_s, gamma, tips (T, 3))``, tips saved every
     SAVE_DT."""
-    from sorogym.envs._elastica import RodSpec, TendonRod, matched_damping_rate
+    from sorogym.envs.elastica import RodSpec, TendonRod, matched_damping_rate
 
     b, c = BEAM, ROLLOUT_CASES[case]
     model, _ = beam_model(case, pcs=True)
     gamma = matched_damping_rate(model)
     spec = RodSpec(
-        length=b["seg_length"] * b["num_segments"], radius=b["radius"], density=b["density"],
-        young_modulus=b["young"], shear_modulus=b["young"] / (2 * (1 + b["nu"])),
-        tendon_offsets=TENDON_OFFSETS if c["tendons"] else np.zeros((0, 2)), gravity=c["load"],
+        length=b["seg_length"] * b["num_segments"],
+        radius=b["radius"],
+        density=b["density"],
+        young_modulus=b["young"],
+        shear_modulus=b["young"] / (2 * (1 + b["nu"])),
+        tendon_offsets=TENDON_OFFSETS if c["tendons"] else np.zeros((0, 2)),
+        gravity=c["load"],
         damping_rate=gamma,
     )
     rod = TendonRod(spec, n_elements, dt)
@@ -349,16 +393,29 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
 
     def rollout_fns(steps):  # steps: {} = each library's default fixed steps
         f_sg = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(m, y, t1, u=u, solver_dt=1e-4, save_ts=ts, **steps).ys)
-        f_mx = eqx.filter_jit(lambda r, y, u: r.rollout_to(
-            initial_state=soromox.SystemState(t=jnp.array(0.0), y=y), u=u, t1=t1, solver_dt=1e-4,
-            save_ts=ts, solver=diffrax.Tsit5(), **steps).y)
+        f_mx = eqx.filter_jit(
+            lambda r, y, u: (
+                r.rollout_to(
+                    initial_state=soromox.SystemState(t=jnp.array(0.0), y=y),
+                    u=u,
+                    t1=t1,
+                    solver_dt=1e-4,
+                    save_ts=ts,
+                    solver=diffrax.Tsit5(),
+                    **steps,
+                ).y
+            )
+        )
         return f_sg, f_mx
 
     fns = {"pcs": rollout_fns({}), "gvs": rollout_fns(adaptive)}
     # Shorter segments stiffen the fastest damped mode past Tsit5's stability at 1e-4 s, so the
     # finer PCS runs on the linearly implicit trapezoid (K, D constant) at FINE_DT.
-    f_fine = eqx.filter_jit(lambda m, y, u: sg.sim.rollout_to(
-        m, y, t1, u=u, solver=sg.sim.LinearTrapezoid(m), solver_dt=FINE_DT, save_ts=ts).ys)
+    f_fine = eqx.filter_jit(
+        lambda m, y, u: (
+            sg.sim.rollout_to(m, y, t1, u=u, solver=sg.sim.LinearTrapezoid(m), solver_dt=FINE_DT, save_ts=ts).ys
+        )
+    )
     elastica_rollout(cases[0], 0.02)  # numba warm-up
     # A PCS case and its GVS twin are one physical scenario: PyElastica and the finer PCS run once for both.
     scenario_runs = {}
@@ -382,11 +439,16 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
         tip_sg = tip_in_3d(tip_fn_sorogym(model)(jnp.asarray(res["sorogym"][2][:, :n])), planar)
         tip_mx = tip_in_3d(tip_fn_soromox(rob, model)(jnp.asarray(res["soromox"][2][:, :n])), planar)
         row = {
-            "case": case, "model": type(model).__name__, "num_dofs": n, "horizon_s": t1,
+            "case": case,
+            "model": type(model).__name__,
+            "num_dofs": n,
+            "horizon_s": t1,
             "steps": f"Tsit5, PID controller {_gvs_steps_text()}" if spec["model"] == "gvs" else "Tsit5, dt = 1e-4",
             "load_acc": list(spec["load"]),
             "tendon_tension_N": TENDON_TENSION if spec["tendons"] else None,
-            "sorogym_s": res["sorogym"][1], "soromox_s": res["soromox"][1], "pyelastica_s": el_wall,
+            "sorogym_s": res["sorogym"][1],
+            "soromox_s": res["soromox"][1],
+            "pyelastica_s": el_wall,
             "speedup_vs_soromox": res["soromox"][1] / res["sorogym"][1],
             "speedup_vs_pyelastica": el_wall / res["sorogym"][1],
             "compile_s_sorogym": res["sorogym"][0] - res["sorogym"][1],
@@ -396,22 +458,28 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
                 "sorogym_vs_soromox": tip_agreement(tip_sg, tip_mx, L),
                 "sorogym_vs_pyelastica": tip_agreement(tip_sg, tip_el, L),
             },
-            "final_tip_sorogym": tip_sg[-1].tolist(), "final_tip_soromox": tip_mx[-1].tolist(),
+            "final_tip_sorogym": tip_sg[-1].tolist(),
+            "final_tip_soromox": tip_mx[-1].tolist(),
             "final_tip_pyelastica": tip_el[-1].tolist(),
         }
         if converged_segments is not None:
             if "fine" not in runs:
                 fine, u_fine = beam_model(case, converged_segments, pcs=True)
                 ys_fine = f_fine(fine, jnp.zeros(2 * fine.num_dofs), u_fine)
-                runs["fine"] = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, :fine.num_dofs]), planar)
+                runs["fine"] = tip_in_3d(tip_fn_sorogym(fine)(ys_fine[:, : fine.num_dofs]), planar)
             tip_fine = runs["fine"]
             tag = f"{converged_segments}seg"
-            row["tip_agreement"] |= {f"sorogym_{tag}_vs_pyelastica": tip_agreement(tip_fine, tip_el, L),
-                                     f"sorogym_vs_sorogym_{tag}": tip_agreement(tip_sg, tip_fine, L)}
+            row["tip_agreement"] |= {
+                f"sorogym_{tag}_vs_pyelastica": tip_agreement(tip_fine, tip_el, L),
+                f"sorogym_vs_sorogym_{tag}": tip_agreement(tip_sg, tip_fine, L),
+            }
             row[f"final_tip_sorogym_{tag}"] = tip_fine[-1].tolist()
         rows.append(row)
-        print(f"  rollout {case}: sorogym {row['sorogym_s']:.2f} s, soromox {row['soromox_s']:.2f} s, "
-              f"PyElastica {el_wall:.2f} s", flush=True)
+        print(
+            f"  rollout {case}: sorogym {row['sorogym_s']:.2f} s, soromox {row['soromox_s']:.2f} s, "
+            f"PyElastica {el_wall:.2f} s",
+            flush=True,
+        )
     return rows
 
 
@@ -432,8 +500,11 @@ def bench_fast_integrator(t1, candidates, ref_dt, reps, elastica_s):
     }
 
     def make(kind):
-        return eqx.filter_jit(lambda m, y, dt: sg.sim.rollout_to(
-            m, y, t1, solver=solvers[kind](m), solver_dt=dt, save_ts=ts, max_steps=max_steps).ys)
+        return eqx.filter_jit(
+            lambda m, y, dt: (
+                sg.sim.rollout_to(m, y, t1, solver=solvers[kind](m), solver_dt=dt, save_ts=ts, max_steps=max_steps).ys
+            )
+        )
 
     fns = {k: make(k) for k in solvers}
     ref = tips(fns["Tsit5"](model, y0, jnp.asarray(ref_dt))[:, :n])
@@ -448,13 +519,20 @@ def bench_fast_integrator(t1, candidates, ref_dt, reps, elastica_s):
                 best = (dt, err)
                 break
         wall = None if best is None else median_wall(f, (model, y0, jnp.asarray(best[0])), reps)
-        rows.append({
-            "case": "fast_integrator_beam_spatial", "integrator": kind, "horizon_s": t1,
-            "dt": None if best is None else best[0], "tip_error_rel": None if best is None else best[1],
-            "sorogym_s": wall, "pyelastica_s": elastica_s,
-            "speedup_vs_pyelastica": None if wall is None else elastica_s / wall,
-            "tried_tip_error_rel": tried, "reference": f"Tsit5 dt={ref_dt:g}",
-        })
+        rows.append(
+            {
+                "case": "fast_integrator_beam_spatial",
+                "integrator": kind,
+                "horizon_s": t1,
+                "dt": None if best is None else best[0],
+                "tip_error_rel": None if best is None else best[1],
+                "sorogym_s": wall,
+                "pyelastica_s": elastica_s,
+                "speedup_vs_pyelastica": None if wall is None else elastica_s / wall,
+                "tried_tip_error_rel": tried,
+                "reference": f"Tsit5 dt={ref_dt:g}",
+            }
+        )
         print(f"  fast integrator {kind}: dt={rows[-1]['dt']} err/L={rows[-1]['tip_error_rel']}", flush=True)
     return rows
 
@@ -468,27 +546,52 @@ def fmt(v, spec):
     return format(v, spec) if spec else str(v)
 
 
-FD_COLS = [("model", "model", ""), ("segments", "N", ""), ("sorogym_us", "sorogym [us]", ".1f"),
-           ("soromox_us", "soromox [us]", ".1f"), ("speedup", "speedup", ".2f"),
-           ("sorogym_loop_us", "sorogym in loop [us]", ".1f"), ("soromox_loop_us", "soromox in loop [us]", ".1f"),
-           ("speedup_loop", "speedup in loop", ".2f"), ("max_rel_diff", "rel. diff", ".1e")]
-RO_COLS = [("case", "case", ""), ("model", "model", ""), ("num_dofs", "n", "d"), ("horizon_s", "T [s]", "g"), ("sorogym_s", "sorogym [s]", ".2f"),
-           ("soromox_s", "soromox [s]", ".2f"), ("pyelastica_s", "PyElastica [s]", ".2f"),
-           ("speedup_vs_soromox", "x soromox", ".2f"), ("speedup_vs_pyelastica", "x PyElastica", ".2f"),
-           ("rmse_mx", "tip RMSE/L vs soromox", ".1e"), ("rmse_el", "tip RMSE/L vs PyElastica", ".3f"),
-           ("max_el", "tip max vs PyElastica [m]", ".3f"),
-           ("rmse_fine_el", f"{CONVERGED_SEGMENTS}-segment PCS: RMSE/L vs PyElastica", ".3f")]
-FI_COLS = [("integrator", "integrator", ""), ("dt", "dt [s]", "g"),
-           ("tip_error_rel", "max tip err / L", ".4f"), ("sorogym_s", "sorogym [s]", ".3f"),
-           ("pyelastica_s", "PyElastica [s]", ".2f"), ("speedup_vs_pyelastica", "x PyElastica", ".3g")]
+FD_COLS = [
+    ("model", "model", ""),
+    ("segments", "N", ""),
+    ("sorogym_us", "sorogym [us]", ".1f"),
+    ("soromox_us", "soromox [us]", ".1f"),
+    ("speedup", "speedup", ".2f"),
+    ("sorogym_loop_us", "sorogym in loop [us]", ".1f"),
+    ("soromox_loop_us", "soromox in loop [us]", ".1f"),
+    ("speedup_loop", "speedup in loop", ".2f"),
+    ("max_rel_diff", "rel. diff", ".1e"),
+]
+RO_COLS = [
+    ("case", "case", ""),
+    ("model", "model", ""),
+    ("num_dofs", "n", "d"),
+    ("horizon_s", "T [s]", "g"),
+    ("sorogym_s", "sorogym [s]", ".2f"),
+    ("soromox_s", "soromox [s]", ".2f"),
+    ("pyelastica_s", "PyElastica [s]", ".2f"),
+    ("speedup_vs_soromox", "x soromox", ".2f"),
+    ("speedup_vs_pyelastica", "x PyElastica", ".2f"),
+    ("rmse_mx", "tip RMSE/L vs soromox", ".1e"),
+    ("rmse_el", "tip RMSE/L vs PyElastica", ".3f"),
+    ("max_el", "tip max vs PyElastica [m]", ".3f"),
+    ("rmse_fine_el", f"{CONVERGED_SEGMENTS}-segment PCS: RMSE/L vs PyElastica", ".3f"),
+]
+FI_COLS = [
+    ("integrator", "integrator", ""),
+    ("dt", "dt [s]", "g"),
+    ("tip_error_rel", "max tip err / L", ".4f"),
+    ("sorogym_s", "sorogym [s]", ".3f"),
+    ("pyelastica_s", "PyElastica [s]", ".2f"),
+    ("speedup_vs_pyelastica", "x PyElastica", ".3g"),
+]
 
 
 def flat_rollout(row):
     agr = row["tip_agreement"]
     fine = next((v for k, v in agr.items() if k.endswith("seg_vs_pyelastica")), None)
-    return {**row, "rmse_mx": agr["sorogym_vs_soromox"]["rmse_over_L"],
-            "rmse_el": agr["sorogym_vs_pyelastica"]["rmse_over_L"], "max_el": agr["sorogym_vs_pyelastica"]["max_m"],
-            "rmse_fine_el": None if fine is None else fine["rmse_over_L"]}
+    return {
+        **row,
+        "rmse_mx": agr["sorogym_vs_soromox"]["rmse_over_L"],
+        "rmse_el": agr["sorogym_vs_pyelastica"]["rmse_over_L"],
+        "max_el": agr["sorogym_vs_pyelastica"]["max_m"],
+        "rmse_fine_el": None if fine is None else fine["rmse_over_L"],
+    }
 
 
 def table_cells(rows, cols):
@@ -497,9 +600,11 @@ def table_cells(rows, cols):
 
 def text_table(title, rows, cols):
     head, body = table_cells(rows, cols)
-    w = [max(len(x) for x in col) for col in zip(head, *body)]
-    lines = [title, "  ".join(h.ljust(k) for h, k in zip(head, w)), "  ".join("-" * k for k in w)]
-    lines += ["  ".join(c.rjust(k) if i else c.ljust(k) for i, (c, k) in enumerate(zip(r, w))) for r in body]
+    w = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    lines = [title, "  ".join(h.ljust(k) for h, k in zip(head, w, strict=True)), "  ".join("-" * k for k in w)]
+    lines += [
+        "  ".join(c.rjust(k) if i else c.ljust(k) for i, (c, k) in enumerate(zip(r, w, strict=True))) for r in body
+    ]
     return "\n".join(lines)
 
 
@@ -514,28 +619,48 @@ def meta(quick, notes):
 
 
 def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None):
-    md = [f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
-          f"float64, git {str(info['git_revision'])[:8]}.", ""]
-    fd_note = ("per call (jitted single-state call, incl. Python dispatch) and per evaluation inside a "
-               f"compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)")
+    md = [
+        f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
+        f"float64, git {str(info['git_revision'])[:8]}.",
+        "",
+    ]
+    fd_note = (
+        "per call (jitted single-state call, incl. Python dispatch) and per evaluation inside a "
+        f"compiled loop of {LOOP_EVALS} chained evaluations (as in a rollout)"
+    )
     if fd:
         md += [f"**Forward dynamics, PCS**: {fd_note}", "", markdown_table(fd, FD_COLS), ""]
     if floor:
-        md += [f"Dispatch floor of a jitted call (same run): {floor['inline_us']:.1f} us for a one-kernel "
-               f"program under XLA's 1000-flop 'cheap' count (run on the calling thread), "
-               f"{floor['dispatched_us']:.1f} us for one kernel above it (handed to a worker thread).", ""]
+        md += [
+            f"Dispatch floor of a jitted call (same run): {floor['inline_us']:.1f} us for a one-kernel "
+            f"program under XLA's 1000-flop 'cheap' count (run on the calling thread), "
+            f"{floor['dispatched_us']:.1f} us for one kernel above it (handed to a worker thread).",
+            "",
+        ]
     if gvs:
-        md += [f"**Forward dynamics, GVS** (`gvs_model`, N = links, zero-order bases, 5 Gauss points): {fd_note}", "",
-               markdown_table(gvs, FD_COLS), ""]
+        md += [
+            f"**Forward dynamics, GVS** (`gvs_model`, N = links, zero-order bases, 5 Gauss points): {fd_note}",
+            "",
+            markdown_table(gvs, FD_COLS),
+            "",
+        ]
     if arti:
-        md += [f"**Forward dynamics, articulated chain** (`chain_model`, N = links of one random revolute chain, "
-               f"seed {CHAIN_SEED}, random joint torques; sorogym and soromox agree to {ARTICULATED_RTOL:g} "
-               f"relative, asserted before timing): {fd_note}", "",
-               markdown_table(arti, FD_COLS), ""]
+        md += [
+            f"**Forward dynamics, articulated chain** (`chain_model`, N = links of one random revolute chain, "
+            f"seed {CHAIN_SEED}, random joint torques; sorogym and soromox agree to {ARTICULATED_RTOL:g} "
+            f"relative, asserted before timing): {fd_note}",
+            "",
+            markdown_table(arti, FD_COLS),
+            "",
+        ]
     if ro_rows:
-        md += [f"**The paper's Table IV cases (0.6 m beam as 2 PCS segments or 2 GVS links), {t_beam} s: "
-               f"Tsit5 dt = 1e-4 (PCS), Tsit5 with a PID controller (GVS; {_gvs_steps_text()})**", "",
-               markdown_table(ro_rows, RO_COLS), ""]
+        md += [
+            f"**The paper's Table IV cases (0.6 m beam as 2 PCS segments or 2 GVS links), {t_beam} s: "
+            f"Tsit5 dt = 1e-4 (PCS), Tsit5 with a PID controller (GVS; {_gvs_steps_text()})**",
+            "",
+            markdown_table(ro_rows, RO_COLS),
+            "",
+        ]
     if fast:
         md += ["**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), ""]
     path.write_text("\n".join(md))
@@ -548,25 +673,51 @@ def _gvs_steps_text():
 
 def write_table_iv(path, info, rollouts, ro_rows, t_beam, source):
     """The rollout section as the comparison report's Table IV (same run as models_cpu.json)."""
-    cols = [("case", "case", ""), ("model", "model", ""), ("num_dofs", "n", "d"), ("sorogym_s", "sorogym [s]", ".2f"), ("soromox_s", "soromox [s]", ".2f"),
-            ("pyelastica_s", "PyElastica [s]", ".2f"), ("rmse_mx", "RMSE/L sorogym-soromox", ".1e"),
-            ("rmse_el", "RMSE/L sorogym-PyElastica", ".3f"), ("max_el", "max dist. to PyElastica [m]", ".3f"),
-            ("rmse_fine_el", f"RMSE/L {CONVERGED_SEGMENTS}-seg PCS-PyElastica", ".3f")]
-    finals = [{"case": r["case"], **{k: "[" + ", ".join(f"{x:.3f}" for x in r[f"final_tip_{k}"]) + "]"
-                                     for k in ("sorogym", "soromox", "pyelastica")}} for r in rollouts]
-    fcols = [("case", "case", ""), ("sorogym", "sorogym", ""), ("soromox", "soromox", ""),
-             ("pyelastica", "PyElastica", "")]
+    cols = [
+        ("case", "case", ""),
+        ("model", "model", ""),
+        ("num_dofs", "n", "d"),
+        ("sorogym_s", "sorogym [s]", ".2f"),
+        ("soromox_s", "soromox [s]", ".2f"),
+        ("pyelastica_s", "PyElastica [s]", ".2f"),
+        ("rmse_mx", "RMSE/L sorogym-soromox", ".1e"),
+        ("rmse_el", "RMSE/L sorogym-PyElastica", ".3f"),
+        ("max_el", "max dist. to PyElastica [m]", ".3f"),
+        ("rmse_fine_el", f"RMSE/L {CONVERGED_SEGMENTS}-seg PCS-PyElastica", ".3f"),
+    ]
+    finals = [
+        {
+            "case": r["case"],
+            **{
+                k: "[" + ", ".join(f"{x:.3f}" for x in r[f"final_tip_{k}"]) + "]"
+                for k in ("sorogym", "soromox", "pyelastica")
+            },
+        }
+        for r in rollouts
+    ]
+    fcols = [
+        ("case", "case", ""),
+        ("sorogym", "sorogym", ""),
+        ("soromox", "soromox", ""),
+        ("pyelastica", "PyElastica", ""),
+    ]
     md = [
-        f"# Table IV: {t_beam:g} s rollouts of the paper's beam on three libraries, one run", "",
+        f"# Table IV: {t_beam:g} s rollouts of the paper's beam on three libraries, one run",
+        "",
         f"{info['date']}, CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), float64, "
         f"git {str(info['git_revision'])[:8]}. Written by `scripts/bench_models.py` (the rollout section "
         f"of `results/bench/{source}`). sorogym and soromox: 2 PCS segments on Tsit5, dt = 1e-4, or 2 GVS "
         f"links (all six strains, quadratic bending: {GVS_BEAM_ORDERS}) on Tsit5 with a PID controller "
         f"({_gvs_steps_text()}, first step 1e-4); "
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt = {ELASTICA_DT:g}. Times are medians "
-        "after compilation. Tip agreement over the samples every 10 ms (no time alignment).", "",
-        markdown_table(ro_rows, cols), "", "Final tip positions [m] (world frame):", "",
-        markdown_table(finals, fcols), "",
+        "after compilation. Tip agreement over the samples every 10 ms (no time alignment).",
+        "",
+        markdown_table(ro_rows, cols),
+        "",
+        "Final tip positions [m] (world frame):",
+        "",
+        markdown_table(finals, fcols),
+        "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(md))
@@ -575,16 +726,21 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam, source):
 
 def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
     return [
-        f"beam horizon {t_beam} s (paper: 3 s)" + (
+        f"beam horizon {t_beam} s (paper: 3 s)"
+        + (
             f" [quick mode: cases {list(QUICK_ROLLOUT_CASES)}, one timed call each, no converged-PCS "
-            "runs; default sections pcs, rollouts, fast]" if quick else ""),
+            "runs; default sections pcs, rollouts, fast]"
+            if quick
+            else ""
+        ),
         f"fast-integrator horizon {t_fast} s; candidates {candidates}; pass = max tip error <= 1% of "
         f"L vs Tsit5 dt={ref_dt:g}; dt is traced (one compile per integrator, max_steps sized for "
         "the reference); search from the largest dt, stopping at the first pass",
         ("forward dynamics: segments (1, 4) only; " if quick else "forward dynamics: ")
         + f"jitted single-state calls incl. dispatch, alternating blocks of 100 calls, "
         f"{blocks} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
-        "compiled fori_loop, alternating blocks of 2 loops, same number of blocks; rollouts: median of interleaved post-compile calls, "
+        "compiled fori_loop, alternating blocks of 2 loops, same number of blocks; rollouts: median of interleaved "
+        "post-compile calls, "
         "compile_s = first call - median",
         "soromox rollout_to integrates one extra solver step past t1; saves are at the same times",
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt={ELASTICA_DT:g} (4e-4 diverges, "
@@ -612,10 +768,15 @@ QUICK_ROLLOUT_CASES = ("beam_planar_pcs", "beam_spatial_pcs")
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short horizons and few repeats")
-    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=None,
-                    help="run only these sections (default: all; with --quick: "
-                         f"{' '.join(QUICK_SECTIONS)}); a partial run writes "
-                         "models_cpu_<sections>.{json,md} and leaves the full-run files alone")
+    ap.add_argument(
+        "--sections",
+        nargs="+",
+        choices=SECTIONS,
+        default=None,
+        help="run only these sections (default: all; with --quick: "
+        f"{' '.join(QUICK_SECTIONS)}); a partial run writes "
+        "models_cpu_<sections>.{json,md} and leaves the full-run files alone",
+    )
     args = ap.parse_args()
     quick = args.quick
     chosen = args.sections or (QUICK_SECTIONS if quick else SECTIONS)
@@ -643,29 +804,45 @@ def main():
         arti = bench_articulated_forward_dynamics(blocks=blocks, links=(1, 4, 16) if quick else (1, 2, 4, 8, 16))
     if "rollouts" in sections:
         print(f"[rollouts] Table IV ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-        rollouts = bench_rollouts(t_beam, reps=1 if quick else 3, elastica_reps=1 if quick else 3,
-                                  converged_segments=None if quick else CONVERGED_SEGMENTS,
-                                  cases=QUICK_ROLLOUT_CASES if quick else tuple(ROLLOUT_CASES))
+        rollouts = bench_rollouts(
+            t_beam,
+            reps=1 if quick else 3,
+            elastica_reps=1 if quick else 3,
+            converged_segments=None if quick else CONVERGED_SEGMENTS,
+            cases=QUICK_ROLLOUT_CASES if quick else tuple(ROLLOUT_CASES),
+        )
     if "fast" in sections:
         print(f"[fast] fast integrators ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
         spatial = [r for r in rollouts if r["case"] == "beam_spatial_pcs"]
-        el_fast = (spatial[0]["pyelastica_s"] if spatial and t_fast == t_beam
-                   else elastica_rollout("beam_spatial_pcs", t_fast)[0])
+        el_fast = (
+            spatial[0]["pyelastica_s"]
+            if spatial and t_fast == t_beam
+            else elastica_rollout("beam_spatial_pcs", t_fast)[0]
+        )
         fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
     summary = {}
     for key, rows in (("forward_dynamics", fd), ("gvs_forward_dynamics", gvs), ("articulated_forward_dynamics", arti)):
         if rows:
-            summary |= {f"median_speedup_{key}": float(np.median([r["speedup"] for r in rows])),
-                        f"min_speedup_{key}": float(np.min([r["speedup"] for r in rows])),
-                        f"median_speedup_{key}_loop": float(np.median([r["speedup_loop"] for r in rows])),
-                        f"min_speedup_{key}_loop": float(np.min([r["speedup_loop"] for r in rows]))}
+            summary |= {
+                f"median_speedup_{key}": float(np.median([r["speedup"] for r in rows])),
+                f"min_speedup_{key}": float(np.min([r["speedup"] for r in rows])),
+                f"median_speedup_{key}_loop": float(np.median([r["speedup_loop"] for r in rows])),
+                f"min_speedup_{key}_loop": float(np.min([r["speedup_loop"] for r in rows])),
+            }
     if rollouts:
         summary["rollout_speedup_vs_soromox"] = {r["case"]: r["speedup_vs_soromox"] for r in rollouts}
-    result = {"meta": info, "forward_dynamics": fd, "dispatch_floor": floor, "gvs_forward_dynamics": gvs, "articulated_forward_dynamics": arti,
-              "rollouts": rollouts,
-              "fast_integrator": fast, "summary": summary}
+    result = {
+        "meta": info,
+        "forward_dynamics": fd,
+        "dispatch_floor": floor,
+        "gvs_forward_dynamics": gvs,
+        "articulated_forward_dynamics": arti,
+        "rollouts": rollouts,
+        "fast_integrator": fast,
+        "summary": summary,
+    }
     out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     default = list(QUICK_SECTIONS if quick else SECTIONS)
@@ -675,7 +852,9 @@ def main():
     ro_rows = [flat_rollout(r) for r in rollouts]
     print()
     if fd:
-        print(text_table("Forward dynamics, PCS, per call and per in-loop evaluation (medians)", fd, FD_COLS), end="\n\n")
+        print(
+            text_table("Forward dynamics, PCS, per call and per in-loop evaluation (medians)", fd, FD_COLS), end="\n\n"
+        )
     if gvs:
         print(text_table("Forward dynamics, GVS (N = links, zero-order bases)", gvs, FD_COLS), end="\n\n")
     if arti:
@@ -683,8 +862,10 @@ def main():
     if ro_rows:
         print(text_table(f"Table IV rollouts, Tsit5 dt=1e-4, {t_beam} s", ro_rows, RO_COLS), end="\n\n")
     if fast:
-        print(text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)",
-                         fast, FI_COLS), end="\n\n")
+        print(
+            text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)", fast, FI_COLS),
+            end="\n\n",
+        )
     print("summary: " + json.dumps(summary, indent=1) + f"\nwrote {path}")
     if not quick:
         write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam, floor)

@@ -55,9 +55,6 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.lie import so3  # noqa: E402
 from sorogym.planning import (  # noqa: E402
     PATH_CENTER,
@@ -74,6 +71,9 @@ from sorogym.planning import (  # noqa: E402
     robot_clearance,
     sample_free,
 )
+from sorogym.provenance import run_metadata  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MARGIN = 0.01  # safety margin [m] of the collision constraint (targets are sampled to satisfy it too)
 PAPER_PATHS = {"square": (3.03, 0.47, 0.115), "sinusoid": (3.76, 0.25, 0.080), "letter": (3.63, 0.57, 0.122)}
@@ -103,8 +103,10 @@ def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rou
         poses.append(jax.vmap(robot.end_pose)(qs))
     found = sum(p.shape[0] for p in poses)
     if found < count:
-        raise RuntimeError(f"only {found} of {count} collision-free configurations in {max_rounds} rounds of "
-                           f"{4 * count} samples: the obstacles leave too little free space")
+        raise RuntimeError(
+            f"only {found} of {count} collision-free configurations in {max_rounds} rounds of "
+            f"{4 * count} samples: the obstacles leave too little free space"
+        )
     return jnp.concatenate(poses)[:count]
 
 
@@ -123,8 +125,16 @@ def run_case(name, segments, extensible, count, seeds, best, coarse, fine):
     robot = PCCRobot(segments, length=1.0, radius=0.1, extensible=extensible)
     obstacles = lattice_obstacles() if name == "lattice" else None
     targets = sample_targets(robot, jax.random.PRNGKey(segments + 10 * extensible), count, obstacles, MARGIN)
-    solve = make_ik_solver(robot, obstacles=obstacles, num_seeds=seeds, num_best=best, coarse_iterations=coarse,
-                           fine_iterations=fine, tolerance=1e-2, margin=MARGIN)
+    solve = make_ik_solver(
+        robot,
+        obstacles=obstacles,
+        num_seeds=seeds,
+        num_best=best,
+        coarse_iterations=coarse,
+        fine_iterations=fine,
+        tolerance=1e-2,
+        margin=MARGIN,
+    )
     t0 = time.perf_counter()
     jax.block_until_ready(solve(targets[:1], jax.random.PRNGKey(0)))  # compile (batch of 1)
     compile_s = time.perf_counter() - t0
@@ -136,13 +146,22 @@ def run_case(name, segments, extensible, count, seeds, best, coarse, fine):
     ok = status == SUCCESS
     paper = PAPER.get((name, segments, extensible), {})
     return {
-        "case": name, "segments": segments, "extensible": extensible, "targets": int(count),
-        "seeds": seeds, "best": best, "iterations": coarse + fine,
-        "success": float(ok.mean()), "seconds": seconds, "compile_s": compile_s,
+        "case": name,
+        "segments": segments,
+        "extensible": extensible,
+        "targets": int(count),
+        "seeds": seeds,
+        "best": best,
+        "iterations": coarse + fine,
+        "success": float(ok.mean()),
+        "seconds": seconds,
+        "compile_s": compile_s,
         "pose_error_mean": float(np.asarray(result.error)[ok].mean()) if ok.any() else None,
         "pose_error_max": float(np.asarray(result.error)[ok].max()) if ok.any() else None,
-        "status_counts": {str(k): int(v) for k, v in zip(*np.unique(status, return_counts=True))},
-        "paper_success": paper.get("success"), "paper_cpu_s": paper.get("cpu_s"), "paper_gpu_s": paper.get("gpu_s"),
+        "status_counts": {str(k): int(v) for k, v in zip(*np.unique(status, return_counts=True), strict=True)},
+        "paper_success": paper.get("success"),
+        "paper_cpu_s": paper.get("cpu_s"),
+        "paper_gpu_s": paper.get("gpu_s"),
         "paper_error": paper.get("error"),
     }
 
@@ -156,19 +175,35 @@ def run_paths(num_waypoints: int, size: float = 0.2):
         refs = jnp.asarray(reference_path(kind, frame, size, num_waypoints))
         result, compile_s, seconds = compile_then_time(follow, refs)
         poses = jax.vmap(robot.end_pose)(result.q)
-        rot = np.degrees(np.asarray(jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a.T @ b)))(poses[:, :3, :3],
-                                                                                               refs[:, :3, :3])))
+        rot = np.degrees(
+            np.asarray(jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a.T @ b)))(poses[:, :3, :3], refs[:, :3, :3]))
+        )
         pos = 1e3 * np.asarray(result.position_error)
         paper = PAPER_PATHS[kind]
-        rows.append({"path": kind, "waypoints": num_waypoints, "size_m": size, "seconds": seconds,
-                     "compile_s": compile_s, "position_error_mm_mean": float(pos.mean()),
-                     "position_error_mm_max": float(pos.max()), "rotation_error_deg_mean": float(rot.mean()),
-                     "rotation_error_deg_max": float(rot.max()), "max_tendon_speed": float(result.max_tendon_speed),
-                     "paper_position_error_mm": paper[0], "paper_rotation_error_deg": paper[1],
-                     "paper_gpu_s": paper[2]})
+        rows.append(
+            {
+                "path": kind,
+                "waypoints": num_waypoints,
+                "size_m": size,
+                "seconds": seconds,
+                "compile_s": compile_s,
+                "position_error_mm_mean": float(pos.mean()),
+                "position_error_mm_max": float(pos.max()),
+                "rotation_error_deg_mean": float(rot.mean()),
+                "rotation_error_deg_max": float(rot.max()),
+                "max_tendon_speed": float(result.max_tendon_speed),
+                "paper_position_error_mm": paper[0],
+                "paper_rotation_error_deg": paper[1],
+                "paper_gpu_s": paper[2],
+            }
+        )
         r = rows[-1]
-        print(f"path {kind:8s} position error {r['position_error_mm_mean']:.4f} mm (max {r['position_error_mm_max']:.4f}), "
-              f"rotation {r['rotation_error_deg_mean']:.4f} deg, {seconds:.2f} s", flush=True)
+        print(
+            f"path {kind:8s} position error {r['position_error_mm_mean']:.4f} mm "
+            f"(max {r['position_error_mm_max']:.4f}), "
+            f"rotation {r['rotation_error_deg_mean']:.4f} deg, {seconds:.2f} s",
+            flush=True,
+        )
     return rows
 
 
@@ -192,26 +227,42 @@ def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
                 goals.append(ends[i + 1])
         for warm in (roadmap, None):  # compile for two candidates and for one
             plan_trajectory(robot, starts[0], goals[0], obstacles, warm, horizon, refiner=refiner)
-        for start, goal in zip(starts, goals):
+        for start, goal in zip(starts, goals, strict=True):
             for mode in ("roadmap", "linear"):
                 t0 = time.perf_counter()
-                plan = plan_trajectory(robot, start, goal, obstacles, roadmap if mode == "roadmap" else None, horizon,
-                                       refiner=refiner)
+                plan = plan_trajectory(
+                    robot, start, goal, obstacles, roadmap if mode == "roadmap" else None, horizon, refiner=refiner
+                )
                 seconds = time.perf_counter() - t0
-                records[mode].append({"success": plan.success, "seconds": seconds,
-                                      "path_length": float(plan.trajectory.path_length),
-                                      "initialization": plan.initialization})
-        print(f"scene {scene}: roadmap {np.mean([r['success'] for r in records['roadmap']]):.1%}, linear "
-              f"{np.mean([r['success'] for r in records['linear']]):.1%} so far", flush=True)
+                records[mode].append(
+                    {
+                        "success": plan.success,
+                        "seconds": seconds,
+                        "path_length": float(plan.trajectory.path_length),
+                        "initialization": plan.initialization,
+                    }
+                )
+        print(
+            f"scene {scene}: roadmap {np.mean([r['success'] for r in records['roadmap']]):.1%}, linear "
+            f"{np.mean([r['success'] for r in records['linear']]):.1%} so far",
+            flush=True,
+        )
     rows = []
     for mode, recs in records.items():
         ok = [r for r in recs if r["success"]]
-        rows.append({"initialization": mode, "queries": len(recs), "success": float(np.mean([r["success"] for r in recs])),
-                     "seconds_mean": float(np.mean([r["seconds"] for r in recs])),
-                     "path_length_mean": float(np.mean([r["path_length"] for r in ok])) if ok else None,
-                     "roadmap_chosen": int(sum(r["initialization"] == "roadmap" for r in recs)),
-                     "roadmap_build_s_mean": float(np.mean(build_s)) if mode == "roadmap" else None,
-                     "roadmap_nodes": nodes if mode == "roadmap" else None, "waypoints": horizon + 1})
+        rows.append(
+            {
+                "initialization": mode,
+                "queries": len(recs),
+                "success": float(np.mean([r["success"] for r in recs])),
+                "seconds_mean": float(np.mean([r["seconds"] for r in recs])),
+                "path_length_mean": float(np.mean([r["path_length"] for r in ok])) if ok else None,
+                "roadmap_chosen": int(sum(r["initialization"] == "roadmap" for r in recs)),
+                "roadmap_build_s_mean": float(np.mean(build_s)) if mode == "roadmap" else None,
+                "roadmap_nodes": nodes if mode == "roadmap" else None,
+                "waypoints": horizon + 1,
+            }
+        )
     return rows
 
 
@@ -228,9 +279,16 @@ def run_static_inverse(count: int):
     result, compile_s, seconds = compile_then_time(solve, goals)
     ok = np.asarray(result.status) == SUCCESS
     err = 1e3 * np.asarray(result.error)
-    return {"env": "TendonReaching-v0", "goals": count, "success": float(ok.mean()), "seconds": seconds,
-            "compile_s": compile_s, "error_mm_median": float(np.median(err)), "error_mm_max": float(err.max()),
-            "max_tension": float(np.max(np.asarray(result.tensions)))}
+    return {
+        "env": "TendonReaching-v0",
+        "goals": count,
+        "success": float(ok.mean()),
+        "seconds": seconds,
+        "compile_s": compile_s,
+        "error_mm_median": float(np.median(err)),
+        "error_mm_max": float(err.max()),
+        "max_tension": float(np.max(np.asarray(result.tensions))),
+    }
 
 
 def run_goal_sampling(count: int):
@@ -242,7 +300,7 @@ def run_goal_sampling(count: int):
     from scipy.spatial import cKDTree
 
     import sorogym
-    from sorogym.envs._common import equilibrium_goal_bank, workspace_goal_bank
+    from sorogym.envs.goals import equilibrium_goal_bank, workspace_goal_bank
 
     env = sorogym.make("TendonReaching-v0", num_goal_candidates=8)
     model, max_tension = env.model, env.config.max_tension
@@ -257,60 +315,91 @@ def run_goal_sampling(count: int):
         seconds = time.perf_counter() - t0
         tips = np.asarray(tips, float)[:count]
         nn = cKDTree(tips).query(tips, k=2)[0][:, 1]
-        rows.append({"sampling": sampling, "goals": int(tips.shape[0]), "build_s": seconds, "acceptance": acceptance,
-                     "spread_mm": (1e3 * tips.std(axis=0)).tolist(), "nn_mean_mm": float(1e3 * nn.mean()),
-                     "nn_cv": float(nn.std() / nn.mean())})
+        rows.append(
+            {
+                "sampling": sampling,
+                "goals": int(tips.shape[0]),
+                "build_s": seconds,
+                "acceptance": acceptance,
+                "spread_mm": (1e3 * tips.std(axis=0)).tolist(),
+                "nn_mean_mm": float(1e3 * nn.mean()),
+                "nn_cv": float(nn.std() / nn.mean()),
+            }
+        )
     return rows
 
 
 def markdown_goal_sampling(rows) -> str:
-    lines = ["| goal sampling | goals | build [s] | acceptance | spread x / y / z [mm] | nearest-neighbour mean [mm] | "
-             "nearest-neighbour CV |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| goal sampling | goals | build [s] | acceptance | spread x / y / z [mm] | nearest-neighbour mean [mm] | "
+        "nearest-neighbour CV |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         acc = "-" if r["acceptance"] is None else f"{100 * r['acceptance']:.1f} %"
         spread = " / ".join(f"{v:.1f}" for v in r["spread_mm"])
-        lines.append(f"| {r['sampling']} | {r['goals']} | {r['build_s']:.1f} | {acc} | {spread} | {r['nn_mean_mm']:.2f} | "
-                     f"{r['nn_cv']:.2f} |")
+        lines.append(
+            f"| {r['sampling']} | {r['goals']} | {r['build_s']:.1f} | {acc} | {spread} | {r['nn_mean_mm']:.2f} | "
+            f"{r['nn_cv']:.2f} |"
+        )
     return "\n".join(lines)
 
 
 def markdown(rows, meta) -> str:
-    lines = [f"{meta['device']}: {meta['cpu'].get('model')} ({meta['cpu'].get('cpu_count')} cores), jax {meta['versions']['jax']}, "
-             f"float64, git {str(meta['git_revision'])[:8]}, {meta['date']}.", "",
-             "| case | N | extensible | targets | success | solve [s] | compile [s] | pose error (mean / max) | "
-             "CR-Solver success | CR-Solver CPU [s] | CR-Solver GPU [s] |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"{meta['device']}: {meta['cpu'].get('model')} ({meta['cpu'].get('cpu_count')} cores), "
+        f"jax {meta['versions']['jax']}, "
+        f"float64, git {str(meta['git_revision'])[:8]}, {meta['date']}.",
+        "",
+        "| case | N | extensible | targets | success | solve [s] | compile [s] | pose error (mean / max) | "
+        "CR-Solver success | CR-Solver CPU [s] | CR-Solver GPU [s] |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         err = "-" if r["pose_error_mean"] is None else f"{r['pose_error_mean']:.1e} / {r['pose_error_max']:.1e}"
         fmt = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
-        lines.append(f"| {r['case']} | {r['segments']} | {r['extensible']} | {r['targets']} | {100 * r['success']:.1f} % | "
-                     f"{r['seconds']:.2f} | {r['compile_s']:.1f} | {err} | {fmt(r['paper_success'], '{:.0%}')} | "
-                     f"{fmt(r['paper_cpu_s'], '{:.1f}')} | {fmt(r['paper_gpu_s'], '{:.2f}')} |")
-    lines += ["", f"Solver: {rows[0]['seeds']} seeds, best {rows[0]['best']} refined, {rows[0]['iterations']} "
-              "LM iterations in all; success = pose error < 0.01, in bounds, no penetration."]
+        lines.append(
+            f"| {r['case']} | {r['segments']} | {r['extensible']} | {r['targets']} | {100 * r['success']:.1f} % | "
+            f"{r['seconds']:.2f} | {r['compile_s']:.1f} | {err} | {fmt(r['paper_success'], '{:.0%}')} | "
+            f"{fmt(r['paper_cpu_s'], '{:.1f}')} | {fmt(r['paper_gpu_s'], '{:.2f}')} |"
+        )
+    lines += [
+        "",
+        f"Solver: {rows[0]['seeds']} seeds, best {rows[0]['best']} refined, {rows[0]['iterations']} "
+        "LM iterations in all; success = pose error < 0.01, in bounds, no penetration.",
+    ]
     return "\n".join(lines)
 
 
 def markdown_paths(rows) -> str:
-    lines = ["| path | waypoints | position error mean / max [mm] | rotation error mean / max [deg] | time [s] | "
-             "compile [s] | CR-Solver position [mm] | CR-Solver rotation [deg] | CR-Solver GPU [s] |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| path | waypoints | position error mean / max [mm] | rotation error mean / max [deg] | time [s] | "
+        "compile [s] | CR-Solver position [mm] | CR-Solver rotation [deg] | CR-Solver GPU [s] |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['path']} | {r['waypoints']} | {r['position_error_mm_mean']:.4f} / {r['position_error_mm_max']:.4f} | "
-                     f"{r['rotation_error_deg_mean']:.4f} / {r['rotation_error_deg_max']:.4f} | {r['seconds']:.2f} | "
-                     f"{r['compile_s']:.1f} | {r['paper_position_error_mm']} | {r['paper_rotation_error_deg']} | "
-                     f"{r['paper_gpu_s']} |")
+        lines.append(
+            f"| {r['path']} | {r['waypoints']} | "
+            f"{r['position_error_mm_mean']:.4f} / {r['position_error_mm_max']:.4f} | "
+            f"{r['rotation_error_deg_mean']:.4f} / {r['rotation_error_deg_max']:.4f} | {r['seconds']:.2f} | "
+            f"{r['compile_s']:.1f} | {r['paper_position_error_mm']} | {r['paper_rotation_error_deg']} | "
+            f"{r['paper_gpu_s']} |"
+        )
     return "\n".join(lines)
 
 
 def markdown_trajectories(rows) -> str:
-    lines = ["| initialisation | queries | success | mean time [s] | mean path length [m] | roadmap build [s] |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| initialisation | queries | success | mean time [s] | mean path length [m] | roadmap build [s] |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         length = "-" if r["path_length_mean"] is None else f"{r['path_length_mean']:.2f}"
         build = "-" if r["roadmap_build_s_mean"] is None else f"{r['roadmap_build_s_mean']:.1f}"
         name = "roadmap + line" if r["initialization"] == "roadmap" else "line only"
-        lines.append(f"| {name} | {r['queries']} | {100 * r['success']:.1f} % | {r['seconds_mean']:.2f} | {length} | {build} |")
+        lines.append(
+            f"| {name} | {r['queries']} | {100 * r['success']:.1f} % | {r['seconds_mean']:.2f} | {length} | {build} |"
+        )
     return "\n".join(lines)
 
 
@@ -319,29 +408,43 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="50 / 10 targets, 32 seeds (a smoke run)")
     ap.add_argument("--device-tag", default="cpu")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
-    ap.add_argument("--static-only", action="store_true",
-                    help="only the static inverse problem (writes planning_static_<tag>.json/.md)")
+    ap.add_argument(
+        "--static-only",
+        action="store_true",
+        help="only the static inverse problem (writes planning_static_<tag>.json/.md)",
+    )
     args = ap.parse_args()
     if args.static_only:
         row = run_static_inverse(16 if args.quick else 128)
         goal_rows = run_goal_sampling(32 if args.quick else 512)
-        meta = run_metadata(args.quick, ("jax", "jaxlib"), "static inverse, TendonReaching-v0",
-                            device=str(jax.devices()[0].device_kind))
+        meta = run_metadata(
+            args.quick, ("jax", "jaxlib"), "static inverse, TendonReaching-v0", device=str(jax.devices()[0].device_kind)
+        )
         suffix = f"planning_static_{args.device_tag}" + ("_quick" if args.quick else "")
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{suffix}.json").write_text(json.dumps({"meta": meta, "row": row, "goal_sampling": goal_rows},
-                                                            indent=2))
-        table = ("| env | goals | success (< 1 mm) | error median / max [mm] | solve [s] | compile [s] |\n|---|---|---|---|---|---|\n"
-                 f"| {row['env']} | {row['goals']} | {100 * row['success']:.1f} % | {row['error_mm_median']:.1e} / "
-                 f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |\n\n"
-                 + markdown_goal_sampling(goal_rows))
+        (args.out / f"{suffix}.json").write_text(
+            json.dumps({"meta": meta, "row": row, "goal_sampling": goal_rows}, indent=2)
+        )
+        table = (
+            "| env | goals | success (< 1 mm) | error median / max [mm] | solve [s] | compile [s] |\n"
+            "|---|---|---|---|---|---|\n"
+            f"| {row['env']} | {row['goals']} | {100 * row['success']:.1f} % | {row['error_mm_median']:.1e} / "
+            f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |\n\n"
+            + markdown_goal_sampling(goal_rows)
+        )
         (args.out / f"{suffix}.md").write_text(table + "\n")
         print(table)
         return 0
     free_n, lattice_n = (50, 10) if args.quick else (1000, 100)
     seeds, best = (32, 4) if args.quick else (128, 8)
-    cases = [("free", 3, False, free_n), ("free", 3, True, free_n), ("free", 4, False, free_n), ("free", 4, True, free_n),
-             ("lattice", 3, False, lattice_n), ("lattice", 4, True, lattice_n)]
+    cases = [
+        ("free", 3, False, free_n),
+        ("free", 3, True, free_n),
+        ("free", 4, False, free_n),
+        ("free", 4, True, free_n),
+        ("lattice", 3, False, lattice_n),
+        ("lattice", 4, True, lattice_n),
+    ]
     rows = []
     for name, n, ext, count in cases:
         rows.append(run_case(name, n, ext, count, seeds, best, 40, 160))
@@ -349,15 +452,23 @@ def main() -> int:
         print(f"{name:8s} N={n} ext={ext!s:5s} success {100 * r['success']:.1f} % in {r['seconds']:.2f} s", flush=True)
     path_rows = run_paths(40 if args.quick else 150)
     trajectory_rows = run_trajectories(1 if args.quick else 3, 4 if args.quick else 20, 128 if args.quick else 512)
-    meta = run_metadata(args.quick, ("jax", "jaxlib"), "PCC IK, CR-Solver protocol",
-                        device=str(jax.devices()[0].device_kind))
+    meta = run_metadata(
+        args.quick, ("jax", "jaxlib"), "PCC IK, CR-Solver protocol", device=str(jax.devices()[0].device_kind)
+    )
     suffix = f"planning_{args.device_tag}" + ("_quick" if args.quick else "")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{suffix}.json").write_text(json.dumps(
-        {"meta": meta, "rows": rows, "paths": path_rows, "trajectories": trajectory_rows}, indent=2))
-    table = "\n\n".join([markdown(rows, meta), "Path following (3 segments, inextensible):", markdown_paths(path_rows),
-                          "Trajectory planning (3 segments, random 27-sphere scenes):",
-                          markdown_trajectories(trajectory_rows)])
+    (args.out / f"{suffix}.json").write_text(
+        json.dumps({"meta": meta, "rows": rows, "paths": path_rows, "trajectories": trajectory_rows}, indent=2)
+    )
+    table = "\n\n".join(
+        [
+            markdown(rows, meta),
+            "Path following (3 segments, inextensible):",
+            markdown_paths(path_rows),
+            "Trajectory planning (3 segments, random 27-sphere scenes):",
+            markdown_trajectories(trajectory_rows),
+        ]
+    )
     (args.out / f"{suffix}.md").write_text(table + "\n")
     print(table)
     return 0

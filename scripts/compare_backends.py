@@ -26,15 +26,14 @@ date; ``--quick`` runs a small version for the tests into ``--out``.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sorogym.provenance import report_parser, run_metadata, write_report
 
-from _runinfo import ROOT, comparison_parser, run_metadata, write_report  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 ELEMENTS = (10, 20, 40, 80)
 REFERENCE_ELEMENTS = 160
@@ -45,6 +44,8 @@ def stable_dt(n: int) -> float:
     this rod (stable/unstable: n = 10: 1e-3/-, 20: 6e-4/1e-3, 40: 2e-4/4e-4, 80: 1e-4/2e-4,
     160: -/5e-5; the limit shrinks like 1/n, then like 1/n^2 once bending dominates)."""
     return min(0.008 / n, 0.4 / n**2)
+
+
 STATIC_TENSIONS = (1.0, 5.0, 10.0, 20.0)
 
 
@@ -57,7 +58,7 @@ def step_tensions(t, rate=7.5):
 def rod_step_response(n, dt, duration, sample_dt):
     """Tip positions ``(K, 3)`` of a rod of ``n`` elements under :func:`step_tensions`,
     sampled every ``sample_dt``, and the wall time per simulated second."""
-    from sorogym.envs._elastica import TendonRod
+    from sorogym.envs.elastica import TendonRod
     from sorogym.envs.tendon_tracking_elastica import TendonTrackingElastica
 
     spec = TendonTrackingElastica(n_elements=2).rod_spec
@@ -82,10 +83,21 @@ def convergence(quick):
     rows = []
     for n in elements:
         tips, wall, finite = rod_step_response(n, stable_dt(n), duration, sample_dt)
-        rows.append({"elements": n, "dt": stable_dt(n), "finite": finite, "wall_s_per_sim_s": wall,
-                     "final_tip": tips[-1].tolist(), **tip_agreement(tips, ref_tips, L)})
-        print(f"  n={n:4d} dt={stable_dt(n):.1e}: tip RMSE/L vs n={ref_n}: {rows[-1]['rmse_over_L']:.4f}, "
-              f"{wall:.2f} s per simulated s", flush=True)
+        rows.append(
+            {
+                "elements": n,
+                "dt": stable_dt(n),
+                "finite": finite,
+                "wall_s_per_sim_s": wall,
+                "final_tip": tips[-1].tolist(),
+                **tip_agreement(tips, ref_tips, L),
+            }
+        )
+        print(
+            f"  n={n:4d} dt={stable_dt(n):.1e}: tip RMSE/L vs n={ref_n}: {rows[-1]['rmse_over_L']:.4f}, "
+            f"{wall:.2f} s per simulated s",
+            flush=True,
+        )
     from sorogym.envs.tendon_tracking_elastica import DEFAULT_ELEMENTS, DEFAULT_MAX_DT
 
     n = DEFAULT_ELEMENTS if not quick else elements[-1]
@@ -93,10 +105,18 @@ def convergence(quick):
     fine, _, _ = rod_step_response(n, (DEFAULT_MAX_DT if not quick else stable_dt(n)) / 2, duration, sample_dt)
     dt_check = {"elements": n, **tip_agreement(coarse, fine, L)}
     chosen = next((r["elements"] for r in rows if r["finite"] and r["rmse_over_L"] < 0.01), None)
-    return {"reference": {"elements": ref_n, "dt": stable_dt(ref_n), "wall_s_per_sim_s": ref_wall,
-                          "final_tip": ref_tips[-1].tolist()},
-            "rows": rows, "half_step_check": dt_check, "coarsest_below_1pct": chosen,
-            "duration_s": duration}
+    return {
+        "reference": {
+            "elements": ref_n,
+            "dt": stable_dt(ref_n),
+            "wall_s_per_sim_s": ref_wall,
+            "final_tip": ref_tips[-1].tolist(),
+        },
+        "rows": rows,
+        "half_step_check": dt_check,
+        "coarsest_below_1pct": chosen,
+        "duration_s": duration,
+    }
 
 
 def action_sequences(steps, quick):
@@ -159,14 +179,29 @@ def fidelity(quick):
         if not np.allclose(u_p, u_e, atol=1e-5):
             raise AssertionError(f"{name}: the envs applied different tensions")
         deflection = np.linalg.norm(tip_p - tip_p[0], axis=-1)
-        rows.append({"sequence": name, "steps": steps, "max_tension_N": float(u_p.max()),
-                     "max_deflection_pcs_m": float(deflection.max()), "wall_pcs_s": wall_p, "wall_elastica_s": wall_e,
-                     **tip_agreement(tip_p, tip_e, L)})
+        rows.append(
+            {
+                "sequence": name,
+                "steps": steps,
+                "max_tension_N": float(u_p.max()),
+                "max_deflection_pcs_m": float(deflection.max()),
+                "wall_pcs_s": wall_p,
+                "wall_elastica_s": wall_e,
+                **tip_agreement(tip_p, tip_e, L),
+            }
+        )
         r = rows[-1]
-        print(f"  {name:18s} u_max {r['max_tension_N']:5.1f} N  mean {1e3 * r['mean_m']:5.1f} mm  RMSE/L "
-              f"{100 * r['rmse_over_L']:5.2f} %  max {1e3 * r['max_m']:5.1f} mm", flush=True)
-    return {"elements": rod.rod.n_elements, "dt": rod.rod.dt, "damping_rate_per_s": rod.rod_spec.damping_rate,
-            "rows": rows}
+        print(
+            f"  {name:18s} u_max {r['max_tension_N']:5.1f} N  mean {1e3 * r['mean_m']:5.1f} mm  RMSE/L "
+            f"{100 * r['rmse_over_L']:5.2f} %  max {1e3 * r['max_m']:5.1f} mm",
+            flush=True,
+        )
+    return {
+        "elements": rod.rod.n_elements,
+        "dt": rod.rod.dt,
+        "damping_rate_per_s": rod.rod_spec.damping_rate,
+        "rows": rows,
+    }
 
 
 def static_deflections(quick):
@@ -178,7 +213,7 @@ def static_deflections(quick):
     import jax.numpy as jnp
 
     from sorogym.control import equilibrium_from_rest
-    from sorogym.envs._elastica import TendonRod
+    from sorogym.envs.elastica import TendonRod
     from sorogym.envs.tendon_tracking_elastica import DEFAULT_ELEMENTS, TendonTrackingElastica
     from sorogym.models import PCS
 
@@ -212,12 +247,25 @@ def static_deflections(quick):
         _, d_pcs_inext = pcs_deflection(bending_only, u)
         _, d_rod_stiff = rod_deflection(u, stiff=True)
         e = 1.0 - T / EA
-        rows.append({"tension_N": T, "elements": n, "deflection_pcs_m": d_pcs, "deflection_rod_m": d_rod,
-                     "axial_stretch": e, "tip_distance_m": float(np.linalg.norm(tip_pcs - tip_rod)),
-                     "deflection_pcs_bending_only_m": d_pcs_inext, "deflection_rod_stiff_stretch_m": d_rod_stiff})
-        print(f"  T={T:4.1f} N: deflection PCS {1e3 * d_pcs:.1f} mm, rod {1e3 * d_rod:.1f} mm (ratio {d_rod / d_pcs:.3f}; "
-              f"e^3 = {e**3:.3f}); without stretch: {1e3 * d_pcs_inext:.1f} vs {1e3 * d_rod_stiff:.1f} mm "
-              f"(ratio {d_rod_stiff / d_pcs_inext:.3f})", flush=True)
+        rows.append(
+            {
+                "tension_N": T,
+                "elements": n,
+                "deflection_pcs_m": d_pcs,
+                "deflection_rod_m": d_rod,
+                "axial_stretch": e,
+                "tip_distance_m": float(np.linalg.norm(tip_pcs - tip_rod)),
+                "deflection_pcs_bending_only_m": d_pcs_inext,
+                "deflection_rod_stiff_stretch_m": d_rod_stiff,
+            }
+        )
+        print(
+            f"  T={T:4.1f} N: deflection PCS {1e3 * d_pcs:.1f} mm, rod {1e3 * d_rod:.1f} mm "
+            f"(ratio {d_rod / d_pcs:.3f}; "
+            f"e^3 = {e**3:.3f}); without stretch: {1e3 * d_pcs_inext:.1f} vs {1e3 * d_rod_stiff:.1f} mm "
+            f"(ratio {d_rod_stiff / d_pcs_inext:.3f})",
+            flush=True,
+        )
     return rows
 
 
@@ -225,61 +273,89 @@ def markdown(report) -> str:
     conv, fid, stat = report["convergence"], report["fidelity"], report["static"]
     ref = conv["reference"]
     lines = [
-        "# TendonTracking: PCS (JAX) against the PyElastica twin", "",
-        f"Date {report['meta']['date']}, CPU {report['meta']['cpu']['model']} ({report['meta']['cpu']['cpu_count']} cores). "
-        "Written by `scripts/compare_backends.py`.", "",
+        "# TendonTracking: PCS (JAX) against the PyElastica twin",
+        "",
+        f"Date {report['meta']['date']}, CPU {report['meta']['cpu']['model']} "
+        f"({report['meta']['cpu']['cpu_count']} cores). "
+        "Written by `scripts/compare_backends.py`.",
+        "",
         "## 1. Convergence of the rod (two-tendon step response, "
-        f"{conv['duration_s']:g} s; reference {ref['elements']} elements, dt {ref['dt']:.1e} s)", "",
-        "| elements | dt [s] | tip RMSE/L vs reference | max [mm] | wall s per simulated s |", "|---|---|---|---|---|",
+        f"{conv['duration_s']:g} s; reference {ref['elements']} elements, dt {ref['dt']:.1e} s)",
+        "",
+        "| elements | dt [s] | tip RMSE/L vs reference | max [mm] | wall s per simulated s |",
+        "|---|---|---|---|---|",
     ]
     for r in conv["rows"]:
-        lines.append(f"| {r['elements']} | {r['dt']:.1e} | {100 * r['rmse_over_L']:.2f} % | {1e3 * r['max_m']:.2f} | "
-                     f"{r['wall_s_per_sim_s']:.2f} |")
+        lines.append(
+            f"| {r['elements']} | {r['dt']:.1e} | {100 * r['rmse_over_L']:.2f} % | {1e3 * r['max_m']:.2f} | "
+            f"{r['wall_s_per_sim_s']:.2f} |"
+        )
     h = conv["half_step_check"]
-    lines += ["", f"Coarsest rod below 1 % RMSE/L: {conv['coarsest_below_1pct']} elements. Halving the step of the "
-              f"{h['elements']}-element rod moves the tip by RMSE/L {100 * h['rmse_over_L']:.3f} %.", "",
-              f"## 2. Fidelity: open-loop tendon inputs through both envs ({fid['elements']} elements, dt "
-              f"{fid['dt']:.2e} s, damping rate {fid['damping_rate_per_s']:.2f} 1/s)", "",
-              "| sequence | max tension [N] | max PCS deflection [mm] | mean [mm] | RMSE [mm] | RMSE/L | max [mm] | "
-              "wall PCS [s] | wall PyElastica [s] |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"Coarsest rod below 1 % RMSE/L: {conv['coarsest_below_1pct']} elements. Halving the step of the "
+        f"{h['elements']}-element rod moves the tip by RMSE/L {100 * h['rmse_over_L']:.3f} %.",
+        "",
+        f"## 2. Fidelity: open-loop tendon inputs through both envs ({fid['elements']} elements, dt "
+        f"{fid['dt']:.2e} s, damping rate {fid['damping_rate_per_s']:.2f} 1/s)",
+        "",
+        "| sequence | max tension [N] | max PCS deflection [mm] | mean [mm] | RMSE [mm] | RMSE/L | max [mm] | "
+        "wall PCS [s] | wall PyElastica [s] |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in fid["rows"]:
-        lines.append(f"| {r['sequence']} | {r['max_tension_N']:.1f} | {1e3 * r['max_deflection_pcs_m']:.0f} | "
-                     f"{1e3 * r['mean_m']:.1f} | {1e3 * r['rmse_m']:.1f} | {100 * r['rmse_over_L']:.2f} % | "
-                     f"{1e3 * r['max_m']:.1f} | {r['wall_pcs_s']:.2f} | {r['wall_elastica_s']:.1f} |")
-    lines += ["", "## 3. Static deflection under one tendon", "",
-              "Left: the env models. Right: without axial and shear compliance (bending-only PCS; rod with 100x "
-              "shear/stretch stiffness, so e ~ 1).", "",
-              "| tension [N] | PCS [mm] | rod [mm] | rod / PCS | axial stretch e | e^3 | tip distance [mm] | "
-              "PCS bending-only [mm] | stiff-stretch rod [mm] | ratio |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['sequence']} | {r['max_tension_N']:.1f} | {1e3 * r['max_deflection_pcs_m']:.0f} | "
+            f"{1e3 * r['mean_m']:.1f} | {1e3 * r['rmse_m']:.1f} | {100 * r['rmse_over_L']:.2f} % | "
+            f"{1e3 * r['max_m']:.1f} | {r['wall_pcs_s']:.2f} | {r['wall_elastica_s']:.1f} |"
+        )
+    lines += [
+        "",
+        "## 3. Static deflection under one tendon",
+        "",
+        "Left: the env models. Right: without axial and shear compliance (bending-only PCS; rod with 100x "
+        "shear/stretch stiffness, so e ~ 1).",
+        "",
+        "| tension [N] | PCS [mm] | rod [mm] | rod / PCS | axial stretch e | e^3 | tip distance [mm] | "
+        "PCS bending-only [mm] | stiff-stretch rod [mm] | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in stat:
-        lines.append(f"| {r['tension_N']:.0f} | {1e3 * r['deflection_pcs_m']:.1f} | {1e3 * r['deflection_rod_m']:.1f} | "
-                     f"{r['deflection_rod_m'] / r['deflection_pcs_m']:.3f} | {r['axial_stretch']:.3f} | "
-                     f"{r['axial_stretch'] ** 3:.3f} | {1e3 * r['tip_distance_m']:.1f} | "
-                     f"{1e3 * r['deflection_pcs_bending_only_m']:.1f} | {1e3 * r['deflection_rod_stiff_stretch_m']:.1f} | "
-                     f"{r['deflection_rod_stiff_stretch_m'] / r['deflection_pcs_bending_only_m']:.3f} |")
+        lines.append(
+            f"| {r['tension_N']:.0f} | {1e3 * r['deflection_pcs_m']:.1f} | {1e3 * r['deflection_rod_m']:.1f} | "
+            f"{r['deflection_rod_m'] / r['deflection_pcs_m']:.3f} | {r['axial_stretch']:.3f} | "
+            f"{r['axial_stretch'] ** 3:.3f} | {1e3 * r['tip_distance_m']:.1f} | "
+            f"{1e3 * r['deflection_pcs_bending_only_m']:.1f} | {1e3 * r['deflection_rod_stiff_stretch_m']:.1f} | "
+            f"{r['deflection_rod_stiff_stretch_m'] / r['deflection_pcs_bending_only_m']:.3f} |"
+        )
     lines += ["", report["meta"]["notes"], ""]
     return "\n".join(lines)
 
 
 def main(argv=None):
-    args = comparison_parser(__doc__, ROOT / "results" / "comparison").parse_args(argv)
-    notes = ("Both envs receive the same tension-increment actions, so they apply identical tensions (checked). "
-             "The PCS env runs in float32 with its default integrator (5 linearly implicit trapezoid substeps per "
-             "15 Hz control step); the rod runs PositionVerlet in float64. The rod's damping is mass-proportional, "
-             "matched to the decay rate of the PCS model's slowest bending mode; the PCS model's per-strain damping "
-             "has no exact PyElastica counterpart. Under a single tendon the continuous Cosserat rod with a Hookean "
-             "law bends at constant curvature, which one PCS segment represents exactly; the rod's bending "
-             "stiffness B / e^3 (PyElastica's incompressible-material scaling with the axial stretch e) is what "
-             "section 3 isolates.")
+    args = report_parser(__doc__, ROOT / "results" / "comparison").parse_args(argv)
+    notes = (
+        "Both envs receive the same tension-increment actions, so they apply identical tensions (checked). "
+        "The PCS env runs in float32 with its default integrator (5 linearly implicit trapezoid substeps per "
+        "15 Hz control step); the rod runs PositionVerlet in float64. The rod's damping is mass-proportional, "
+        "matched to the decay rate of the PCS model's slowest bending mode; the PCS model's per-strain damping "
+        "has no exact PyElastica counterpart. Under a single tendon the continuous Cosserat rod with a Hookean "
+        "law bends at constant curvature, which one PCS segment represents exactly; the rod's bending "
+        "stiffness B / e^3 (PyElastica's incompressible-material scaling with the axial stretch e) is what "
+        "section 3 isolates."
+    )
     print("1. convergence of the rod", flush=True)
     conv = convergence(args.quick)
     print("2. fidelity", flush=True)
     fid = fidelity(args.quick)
     print("3. static deflections", flush=True)
     stat = static_deflections(args.quick)
-    report = {"meta": run_metadata(args.quick, ("jax", "pyelastica", "numba", "gymnasium"), notes),
-              "convergence": conv, "fidelity": fid, "static": stat}
+    report = {
+        "meta": run_metadata(args.quick, ("jax", "pyelastica", "numba", "gymnasium"), notes),
+        "convergence": conv,
+        "fidelity": fid,
+        "static": stat,
+    }
     write_report(args.out, "backend_fidelity", args.quick, report, markdown)
     return report
 

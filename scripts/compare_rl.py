@@ -21,8 +21,9 @@ wall time per env step (rollouts and PPO updates) times the number of steps the 
 protocol needed on the PCS env (run 2, deterministic evaluation); if run 2 did not get
 there either, the PyElastica run's whole wall time is reported as a lower bound. The
 report also gives the time every run took to reach the best success the PyElastica run
-reached. Both the measured curves and any projection are reported, and the early curves of runs 2 and 3 are shown together
-so the reader can judge whether the sample efficiency carries over.
+reached. Both the measured curves and any projection are reported, and the early curves of
+runs 2 and 3 are shown together so the reader can judge whether the sample efficiency
+carries over.
 
 Writes ``results/comparison/rl_wallclock.{json,md,png}`` (printed).
 
@@ -33,25 +34,22 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sorogym.agents.comparison import QUICK_PPO_OVERRIDES
+from sorogym.provenance import report_parser, run_metadata, write_report
 
-from _runinfo import ROOT, comparison_parser, run_metadata, write_report  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PAPER_SUCCESS = 0.914
 ROLLOUT = 12_800
 N_ENVS = 2
 MINIBATCH = 428
 TOTAL_STEPS = 1_000_000
-#: A brax PPO run small enough for the tests (``--quick``).
-QUICK_PPO_OVERRIDES = {"ppo.num_timesteps": 20_000, "ppo.num_envs": 16, "ppo.batch_size": 16, "ppo.num_minibatches": 4,
-                       "ppo.num_evals": 2, "ppo.num_eval_envs": 4, "eval.num_episodes": 4}
 
 
 def first_crossing(rows, key, level=PAPER_SUCCESS):
@@ -63,8 +61,8 @@ def first_crossing(rows, key, level=PAPER_SUCCESS):
 
 
 def run_brax(quick: bool, workdir: Path) -> dict:
-    from sorogym.agents.cli import train
     from sorogym.agents.config import load_config
+    from sorogym.agents.run import train
 
     overrides = {"logging.output_root": str(workdir), "logging.wandb": "disabled", "logging.video": False}
     if quick:
@@ -74,16 +72,29 @@ def run_brax(quick: bool, workdir: Path) -> dict:
     run_dir = train(config, run_id="compare_rl", quiet=True)
     wall = time.perf_counter() - t0
     with open(run_dir / "metrics.csv") as f:
-        rows = [{"step": int(r["step"]), "wall_s": float(r["wall_s"]), "success": float(r["success"]),
-                 "tracking_error": float(r["tracking_error"])} for r in csv.DictReader(f)]
+        rows = [
+            {
+                "step": int(r["step"]),
+                "wall_s": float(r["wall_s"]),
+                "success": float(r["success"]),
+                "tracking_error": float(r["tracking_error"]),
+            }
+            for r in csv.DictReader(f)
+        ]
     final = json.loads((run_dir / "eval.json").read_text())
     hit = first_crossing(rows, "success")
-    return {"label": "sorogym brax PPO, TendonTracking-v0 (256 envs, JAX on CPU)", "curve": rows,
-            "metric": "deterministic evaluation, 64 episodes", "train_wall_s": final["train_wall_s"],
-            "total_wall_s": wall, "env_steps": final["env_steps"], "final_success": final["success"],
-            "final_tracking_error": final["tracking_error"],
-            "time_to_target_s": None if hit is None else hit["wall_s"],
-            "steps_to_target": None if hit is None else hit["step"]}
+    return {
+        "label": "sorogym brax PPO, TendonTracking-v0 (256 envs, JAX on CPU)",
+        "curve": rows,
+        "metric": "deterministic evaluation, 64 episodes",
+        "train_wall_s": final["train_wall_s"],
+        "total_wall_s": wall,
+        "env_steps": final["env_steps"],
+        "final_success": final["success"],
+        "final_tracking_error": final["tracking_error"],
+        "time_to_target_s": None if hit is None else hit["wall_s"],
+        "steps_to_target": None if hit is None else hit["step"],
+    }
 
 
 # -- 2./3. SB3 PPO ----------------------------------------------------------------------------
@@ -128,16 +139,23 @@ def _rollout_recorder(budget_s: float | None, eval_fn=None):
             return time.perf_counter() - self._t0 - self._eval_s
 
         def _on_rollout_end(self):
-            row = {"step": int(self.num_timesteps), "wall_s": self._wall(),
-                   "rollout_success": float(np.nanmean(self._succ)), "rollout_tracking_error": float(np.nanmean(self._err))}
+            row = {
+                "step": int(self.num_timesteps),
+                "wall_s": self._wall(),
+                "rollout_success": float(np.nanmean(self._succ)),
+                "rollout_tracking_error": float(np.nanmean(self._err)),
+            }
             self._succ, self._err = [], []
             if eval_fn is not None:
                 t = time.perf_counter()
                 row.update(eval_fn(self.model))
                 self._eval_s += time.perf_counter() - t
             self.rows.append(row)
-            print(f"    {row['step']:8d} steps  {row['wall_s']:7.0f} s  rollout success {row['rollout_success']:.3f}"
-                  + (f"  eval success {row['eval_success']:.3f}" if "eval_success" in row else ""), flush=True)
+            print(
+                f"    {row['step']:8d} steps  {row['wall_s']:7.0f} s  rollout success {row['rollout_success']:.3f}"
+                + (f"  eval success {row['eval_success']:.3f}" if "eval_success" in row else ""),
+                flush=True,
+            )
 
     return Recorder()
 
@@ -165,13 +183,20 @@ def run_sb3_pcs(quick: bool, budget_s: float) -> dict:
     hit = first_crossing(rec.rows, "eval_success")
     hit_rollout = first_crossing(rec.rows, "rollout_success")
     last = rec.rows[-1]
-    return {"label": "SB3 PPO (paper protocol + VecNormalize), TendonTracking-v0 (2 envs, JAX on CPU)", "curve": rec.rows,
-            "metric": "rollout step-wise success; deterministic evaluation over 32 episodes",
-            "env_steps": int(model.num_timesteps), "train_wall_s": last["wall_s"], "total_wall_s": wall,
-            "budget_s": budget_s, "final_success": last["eval_success"], "final_tracking_error": last["eval_tracking_error"],
-            "steps_to_target": None if hit is None else hit["step"],
-            "time_to_target_s": None if hit is None else hit["wall_s"],
-            "steps_to_target_rollout": None if hit_rollout is None else hit_rollout["step"]}
+    return {
+        "label": "SB3 PPO (paper protocol + VecNormalize), TendonTracking-v0 (2 envs, JAX on CPU)",
+        "curve": rec.rows,
+        "metric": "rollout step-wise success; deterministic evaluation over 32 episodes",
+        "env_steps": int(model.num_timesteps),
+        "train_wall_s": last["wall_s"],
+        "total_wall_s": wall,
+        "budget_s": budget_s,
+        "final_success": last["eval_success"],
+        "final_tracking_error": last["eval_tracking_error"],
+        "steps_to_target": None if hit is None else hit["step"],
+        "time_to_target_s": None if hit is None else hit["wall_s"],
+        "steps_to_target_rollout": None if hit_rollout is None else hit_rollout["step"],
+    }
 
 
 def _elastica_env(n_elements):
@@ -189,8 +214,13 @@ def run_sb3_elastica(quick: bool, budget_s: float) -> dict:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    venv = make_vec_env(functools.partial(_elastica_env, 10 if quick else None), n_envs=N_ENVS, seed=0,
-                        vec_env_cls=SubprocVecEnv, vec_env_kwargs={"start_method": "spawn"})
+    venv = make_vec_env(
+        functools.partial(_elastica_env, 10 if quick else None),
+        n_envs=N_ENVS,
+        seed=0,
+        vec_env_cls=SubprocVecEnv,
+        vec_env_kwargs={"start_method": "spawn"},
+    )
     try:
         model = _sb3_model(venv, quick, seed=0)
         rec = _rollout_recorder(budget_s)
@@ -203,13 +233,20 @@ def run_sb3_elastica(quick: bool, budget_s: float) -> dict:
     steps = int(model.num_timesteps)
     last = rec.rows[-1] if rec.rows else {"wall_s": wall, "step": steps}
     hit = first_crossing(rec.rows, "rollout_success")
-    return {"label": "SB3 PPO (paper protocol + VecNormalize), TendonTracking-Elastica-v0 (2 envs in 2 processes, PyElastica)",
-            "curve": rec.rows, "metric": "rollout step-wise success", "env_steps": steps,
-            "train_wall_s": last["wall_s"], "total_wall_s": wall, "budget_s": budget_s,
-            "wall_per_step_s": last["wall_s"] / max(last["step"], 1),
-            "final_rollout_success": last.get("rollout_success"),
-            "time_to_target_s": None if hit is None else hit["wall_s"],
-            "steps_to_target": None if hit is None else hit["step"]}
+    return {
+        "label": "SB3 PPO (paper protocol + VecNormalize), TendonTracking-Elastica-v0 "
+        "(2 envs in 2 processes, PyElastica)",
+        "curve": rec.rows,
+        "metric": "rollout step-wise success",
+        "env_steps": steps,
+        "train_wall_s": last["wall_s"],
+        "total_wall_s": wall,
+        "budget_s": budget_s,
+        "wall_per_step_s": last["wall_s"] / max(last["step"], 1),
+        "final_rollout_success": last.get("rollout_success"),
+        "time_to_target_s": None if hit is None else hit["wall_s"],
+        "steps_to_target": None if hit is None else hit["step"],
+    }
 
 
 # -- report --------------------------------------------------------------------------------
@@ -241,13 +278,16 @@ def summarise(brax, sb3_pcs, sb3_el) -> dict:
         el_time, how = sb3_el["wall_per_step_s"] * sb3_pcs["steps_to_target"], "projected"
     elif el_time is None:
         el_time, how = sb3_el["train_wall_s"], "lower bound (not reached)"
-    out.update({
-        "brax_time_to_target_s": t_brax,
-        "sb3_pcs_time_to_target_s": sb3_pcs["time_to_target_s"],
-        "sb3_elastica_time_to_target_s": el_time, "sb3_elastica_time_to_target": how,
-        "sb3_elastica_projected_1M_steps_s": sb3_el["wall_per_step_s"] * TOTAL_STEPS,
-        "speedup_vs_sb3_elastica": None if t_brax is None else el_time / t_brax,
-    })
+    out.update(
+        {
+            "brax_time_to_target_s": t_brax,
+            "sb3_pcs_time_to_target_s": sb3_pcs["time_to_target_s"],
+            "sb3_elastica_time_to_target_s": el_time,
+            "sb3_elastica_time_to_target": how,
+            "sb3_elastica_projected_1M_steps_s": sb3_el["wall_per_step_s"] * TOTAL_STEPS,
+            "speedup_vs_sb3_elastica": None if t_brax is None else el_time / t_brax,
+        }
+    )
     best = max((r["rollout_success"] for r in sb3_el["curve"]), default=None)
     if best is not None:
         out["elastica_best_rollout_success"] = best
@@ -267,17 +307,40 @@ def plot(report, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     b, p, e = report["brax"], report["sb3_pcs"], report["sb3_elastica"]
-    ax.plot([r["wall_s"] for r in b["curve"]], [r["success"] for r in b["curve"]], "o-", label="sorogym brax PPO (eval)")
-    ax.plot([r["wall_s"] for r in p["curve"]], [r["eval_success"] for r in p["curve"]], "-", color="tab:green",
-            label="SB3 PPO on the PCS env (eval)")
-    ax.plot([r["wall_s"] for r in p["curve"]], [r["rollout_success"] for r in p["curve"]], ":", color="tab:green",
-            label="SB3 PPO on the PCS env (rollouts)")
-    ax.plot([r["wall_s"] for r in e["curve"]], [r["rollout_success"] for r in e["curve"]], "s-", color="tab:red",
-            label="SB3 PPO on PyElastica (rollouts)")
+    ax.plot(
+        [r["wall_s"] for r in b["curve"]], [r["success"] for r in b["curve"]], "o-", label="sorogym brax PPO (eval)"
+    )
+    ax.plot(
+        [r["wall_s"] for r in p["curve"]],
+        [r["eval_success"] for r in p["curve"]],
+        "-",
+        color="tab:green",
+        label="SB3 PPO on the PCS env (eval)",
+    )
+    ax.plot(
+        [r["wall_s"] for r in p["curve"]],
+        [r["rollout_success"] for r in p["curve"]],
+        ":",
+        color="tab:green",
+        label="SB3 PPO on the PCS env (rollouts)",
+    )
+    ax.plot(
+        [r["wall_s"] for r in e["curve"]],
+        [r["rollout_success"] for r in e["curve"]],
+        "s-",
+        color="tab:red",
+        label="SB3 PPO on PyElastica (rollouts)",
+    )
     s = report["summary"]
     if s["sb3_elastica_time_to_target"] == "projected" and s["sb3_elastica_time_to_target_s"]:
-        ax.plot([s["sb3_elastica_time_to_target_s"]], [PAPER_SUCCESS], "x", color="tab:red", ms=10,
-                label="SB3 on PyElastica, projected")
+        ax.plot(
+            [s["sb3_elastica_time_to_target_s"]],
+            [PAPER_SUCCESS],
+            "x",
+            color="tab:red",
+            ms=10,
+            label="SB3 on PyElastica, projected",
+        )
     ax.axhline(PAPER_SUCCESS, color="0.5", lw=0.8, ls="--")
     ax.set_xscale("log")
     ax.set_xlabel("wall time [s] (this machine)")
@@ -294,15 +357,19 @@ def markdown(report) -> str:
     b, p, e = report["brax"], report["sb3_pcs"], report["sb3_elastica"]
     fmt = lambda x, f="{:.0f}": "-" if x is None else f.format(x)  # noqa: E731
     lines = [
-        "# Training wall time: sorogym brax PPO vs SB3 PPO on PyElastica", "",
+        "# Training wall time: sorogym brax PPO vs SB3 PPO on PyElastica",
+        "",
         f"Date {m['date']}, CPU {m['cpu']['model']} ({m['cpu']['cpu_count']} cores), no GPU. "
-        "Written by `scripts/compare_rl.py`; figure `rl_wallclock.png`.", "",
-        f"Target: step-wise success {100 * PAPER_SUCCESS:.1f} % (the paper's final PPO level).", "",
+        "Written by `scripts/compare_rl.py`; figure `rl_wallclock.png`.",
+        "",
+        f"Target: step-wise success {100 * PAPER_SUCCESS:.1f} % (the paper's final PPO level).",
+        "",
         "| run | env steps | training wall [s] | final success | time to target [s] | steps to target |",
         "|---|---|---|---|---|---|",
         f"| {b['label']} | {b['env_steps']} | {b['train_wall_s']:.0f} | {100 * b['final_success']:.1f} % (128 ep.) | "
         f"{fmt(b['time_to_target_s'])} | {fmt(b['steps_to_target'])} |",
-        f"| {p['label']} | {p['env_steps']} (stopped after {p['budget_s'] / 60:.0f} min) | {p['train_wall_s']:.0f} | {100 * p['final_success']:.1f} % (32 ep.) | "
+        f"| {p['label']} | {p['env_steps']} (stopped after {p['budget_s'] / 60:.0f} min) | {p['train_wall_s']:.0f} | "
+        f"{100 * p['final_success']:.1f} % (32 ep.) | "
         f"{fmt(p['time_to_target_s'])} | {fmt(p['steps_to_target'])} |",
         f"| {e['label']} | {e['env_steps']} (stopped after {e['budget_s'] / 60:.0f} min) | {e['train_wall_s']:.0f} | "
         f"{fmt(e['final_rollout_success'], '{:.3f}')} (rollouts) | "
@@ -317,25 +384,29 @@ def markdown(report) -> str:
     ]
     if "time_to_elastica_best_s" in s:
         t = s["time_to_elastica_best_s"]
-        lines.append(f"* The best rollout success the PyElastica run reached, {100 * s['elastica_best_rollout_success']:.1f} %, "
-                     f"took it {fmt(t['sb3_elastica'])} s; brax PPO (evaluation) passed it after {fmt(t['brax_eval'])} s, "
-                     f"SB3 on the PCS env (rollouts) after {fmt(t['sb3_pcs_rollouts'])} s.")
+        lines.append(
+            f"* The best rollout success the PyElastica run reached, {100 * s['elastica_best_rollout_success']:.1f} %, "
+            f"took it {fmt(t['sb3_elastica'])} s; brax PPO (evaluation) passed it after {fmt(t['brax_eval'])} s, "
+            f"SB3 on the PCS env (rollouts) after {fmt(t['sb3_pcs_rollouts'])} s."
+        )
     lines += ["", m["notes"], ""]
     return "\n".join(lines)
 
 
 def main(argv=None):
-    ap = comparison_parser(__doc__, ROOT / "results" / "comparison")
+    ap = report_parser(__doc__, ROOT / "results" / "comparison")
     ap.add_argument("--elastica-minutes", type=float, default=30.0, help="wall budget of the PyElastica run")
     ap.add_argument("--pcs-minutes", type=float, default=20.0, help="wall budget of the SB3 run on the PCS env")
     args = ap.parse_args(argv)
     budget = 20.0 if args.quick else 60.0 * args.elastica_minutes
     budget_pcs = 30.0 if args.quick else 60.0 * args.pcs_minutes
-    notes = ("Each run has the machine alone (run one after the other). brax's wall time includes its compilation "
-             "and its periodic evaluations; the SB3 wall times exclude the deterministic evaluations of run 2. "
-             "PyElastica twin: 40 elements, PositionVerlet at 2e-4 s (scripts/compare_backends.py), one env per "
-             "core. The projection assumes SB3 needs as many steps on the rod as on the PCS env; compare the "
-             "early curves in the figure.")
+    notes = (
+        "Each run has the machine alone (run one after the other). brax's wall time includes its compilation "
+        "and its periodic evaluations; the SB3 wall times exclude the deterministic evaluations of run 2. "
+        "PyElastica twin: 40 elements, PositionVerlet at 2e-4 s (scripts/compare_backends.py), one env per "
+        "core. The projection assumes SB3 needs as many steps on the rod as on the PCS env; compare the "
+        "early curves in the figure."
+    )
     with tempfile.TemporaryDirectory() as tmp:
         print("1. brax PPO on TendonTracking-v0", flush=True)
         brax = run_brax(args.quick, Path(tmp))
@@ -344,8 +415,12 @@ def main(argv=None):
     sb3_pcs = run_sb3_pcs(args.quick, budget_pcs)
     print(f"3. SB3 PPO on TendonTracking-Elastica-v0 (budget {budget / 60:.0f} min)", flush=True)
     sb3_el = run_sb3_elastica(args.quick, budget)
-    report = {"meta": run_metadata(args.quick, ("jax", "brax", "stable_baselines3", "torch", "pyelastica"), notes),
-              "brax": brax, "sb3_pcs": sb3_pcs, "sb3_elastica": sb3_el}
+    report = {
+        "meta": run_metadata(args.quick, ("jax", "brax", "stable_baselines3", "torch", "pyelastica"), notes),
+        "brax": brax,
+        "sb3_pcs": sb3_pcs,
+        "sb3_elastica": sb3_el,
+    }
     report["summary"] = summarise(brax, sb3_pcs, sb3_el)
     write_report(args.out, "rl_wallclock", args.quick, report, markdown)
     plot(report, args.out / ("rl_wallclock_quick.png" if args.quick else "rl_wallclock.png"))

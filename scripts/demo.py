@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -27,12 +26,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import sorogym as sg  # noqa: E402
+from sorogym.provenance import git_revision  # noqa: E402
 
 
 def build_arm() -> sg.PCS:
     params = sg.RodParams.upright(
-        length=0.25, radius=0.025, density=1070.0, young_modulus=2.5e5, poisson_ratio=0.37,
-        damping=20.0, gravity=[0.0, 0.0, 0.0],
+        length=0.25,
+        radius=0.025,
+        density=1070.0,
+        young_modulus=2.5e5,
+        poisson_ratio=0.37,
+        damping=20.0,
+        gravity=[0.0, 0.0, 0.0],
     )
     offsets = np.array([[0.02, 0.0], [-0.02, 0.0], [0.0, 0.02], [0.0, -0.02]])[:, None, :]
     return sg.PCS(params, active_strains=("ky", "kz", "sx"), actuation=sg.Tendons(offsets))
@@ -101,16 +106,14 @@ def main():
     ax.set_title("tip under tendon actuation (15 Hz zero-order hold)")
     fig.tight_layout()
     fig.savefig(out / "tendon_arm.png", dpi=120)
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        rev = None
     summary = {
-        "git_revision": rev,
+        "git_revision": git_revision(),
         "robot": "PCS, 1 segment, 4 straight tendons (TendonTracking arm)",
         "horizon_s": args.horizon,
         "control_dt_s": control_dt,
-        "runs": {n: {"wall_s_incl_compile": r["wall_s"], "final_tip_m": r["tips"][-1].tolist()} for n, r in runs.items()},
+        "runs": {
+            n: {"wall_s_incl_compile": r["wall_s"], "final_tip_m": r["tips"][-1].tolist()} for n, r in runs.items()
+        },
         "max_tip_difference_rel_L": float(err),
     }
     (out / "tendon_arm.json").write_text(json.dumps(summary, indent=2))

@@ -16,22 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import jax
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sorogym
+from sorogym.agents.comparison import evaluation_row
+from sorogym.agents.evaluate import evaluate_policy
+from sorogym.provenance import run_metadata
 
-import sorogym  # noqa: E402
-from _runinfo import ROOT, run_metadata  # noqa: E402
-from sorogym.agents.evaluate import evaluate_policy  # noqa: E402
-
-ERROR_METRIC = {"TendonTracking-v0": "tracking_error", "StrainTracking-v0": "tracking_error",
-                "PoseTracking-v0": "position_error", "SoftPendulumSwingUp-v0": "tip_height"}
-# further error metrics recorded in the JSON (mean over steps and at the end)
-EXTRA_METRICS = {"PoseTracking-v0": ("orientation_error",)}
+ROOT = Path(__file__).resolve().parents[1]
 # error display: (factor, unit); distances in mm, StrainTracking's error is normalised by the strain scales
 # (SoftPendulumSwingUp's column is the tip height over the length, 1 = upright)
 ERROR_UNITS = {"StrainTracking-v0": (1.0, ""), "SoftPendulumSwingUp-v0": (1.0, "")}
@@ -49,29 +44,17 @@ def random_policy(action_size):
     return policy
 
 
-def row(env_name, policy_name, result, seconds):
-    error = ERROR_METRIC.get(env_name, "goal_distance")
-    out = {
-        "env": env_name, "policy": policy_name, "episodes": result["num_episodes"],
-        "success": result["success"], "final_success": result["final/success"],
-        "error_metric": error, "error_mean": result[error], "error_final": result[f"final/{error}"],
-        "return_mean": result["return_mean"], "seconds": round(seconds, 1),
-    }
-    for extra in EXTRA_METRICS.get(env_name, ()):
-        out[f"{extra}_mean"], out[f"{extra}_final"] = result[extra], result[f"final/{extra}"]
-    if "peak_contact_force" in result:
-        out["peak_contact_force_max"] = result["max/peak_contact_force"]
-        out["cost_mean"] = result.get("cost_mean")
-    return out
-
-
 def markdown(rows) -> str:
-    lines = ["| env | policy | step success | final success | error mean | error final | peak force [N] | return |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| env | policy | step success | final success | error mean | error final | peak force [N] | return |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         force = f"{r['peak_contact_force_max']:.2f}" if "peak_contact_force_max" in r else "-"
-        lines.append(f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
-                     f"{_error(r, 'error_mean')} | {_error(r, 'error_final')} | {force} | {r['return_mean']:.1f} |")
+        lines.append(
+            f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
+            f"{_error(r, 'error_mean')} | {_error(r, 'error_final')} | {force} | {r['return_mean']:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -91,11 +74,11 @@ def main(argv=None) -> int:
         for kind in env.expert_kinds:
             t0 = time.perf_counter()
             result = evaluate_policy(env, env.expert(kind), args.episodes, seed=args.seed, policy_input="state")
-            rows.append(row(name, f"expert/{kind}", result, time.perf_counter() - t0))
+            rows.append(evaluation_row(name, f"expert/{kind}", result, time.perf_counter() - t0))
             print(markdown(rows[-1:]).splitlines()[-1], flush=True)
         t0 = time.perf_counter()
         result = evaluate_policy(env, random_policy(env.action_size), args.episodes, seed=args.seed)
-        rows.append(row(name, "random", result, time.perf_counter() - t0))
+        rows.append(evaluation_row(name, "random", result, time.perf_counter() - t0))
         print(markdown(rows[-1:]).splitlines()[-1], flush=True)
 
     if args.envs and args.out.exists():  # keep the other envs' rows of an earlier run
@@ -106,7 +89,8 @@ def main(argv=None) -> int:
     args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     table = markdown(rows)
     args.out.with_suffix(".md").write_text(
-        f"# Experts vs a random policy ({args.episodes} episodes each, env time limits)\n\n{table}\n")
+        f"# Experts vs a random policy ({args.episodes} episodes each, env time limits)\n\n{table}\n"
+    )
     print(table)
     return 0
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -33,17 +32,18 @@ import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _runinfo import ROOT, run_metadata  # noqa: E402
-from sorogym.control import (  # noqa: E402
-    ConfigurationController,
-    PIDGains,
+from sorogym.control import ConfigurationController, PIDGains  # noqa: E402
+from sorogym.provenance import run_metadata  # noqa: E402
+from sorogym.robots import (  # noqa: E402
+    REGULATION_END,
+    STRAIN_SETPOINTS,
+    TRACKING_END,
     case_study_pcs,
     strain_benchmark_reference,
 )
-from sorogym.robots import REGULATION_END, STRAIN_SETPOINTS, TRACKING_END  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 COORDS = ("kappa_x", "kappa_y", "kappa_z", "dsigma_x", "sigma_y", "sigma_z")
 E_SAT = (10.0, 10.0, 10.0, 0.1, 0.1, 0.1)  # eq. 19
@@ -86,8 +86,9 @@ PAPER = {
 
 @eqx.filter_jit
 def closed_loop(model, controller, dt):
-    return rollout_closed_loop_to(model, model.zero_state(), controller, TRACKING_END, controller.initial_state(),
-                                  solver_dt=dt, save_dt=0.01)
+    return rollout_closed_loop_to(
+        model, model.zero_state(), controller, TRACKING_END, controller.initial_state(), solver_dt=dt, save_dt=0.01
+    )
 
 
 def metrics(ts: np.ndarray, errors: np.ndarray) -> dict:
@@ -95,7 +96,9 @@ def metrics(ts: np.ndarray, errors: np.ndarray) -> dict:
     reg = ts < REGULATION_END - 1e-9
     trk = ts >= REGULATION_END - 1e-9
     windows = []
-    for (start, *_), (end, *_) in zip(STRAIN_SETPOINTS[1:], list(STRAIN_SETPOINTS[2:]) + [(REGULATION_END,)]):
+    for (start, *_), (end, *_) in zip(
+        STRAIN_SETPOINTS[1:], list(STRAIN_SETPOINTS[2:]) + [(REGULATION_END,)], strict=True
+    ):
         in_window = (ts >= end - 0.1 * (end - start) - 1e-9) & (ts < end - 1e-9)
         windows.append(np.abs(errors[in_window]).mean(axis=0))
     return {
@@ -106,16 +109,24 @@ def metrics(ts: np.ndarray, errors: np.ndarray) -> dict:
 
 
 def markdown(rows: dict, dt: float) -> str:
-    out = [f"Configuration-space benchmark (Table VIII), one-segment PCS, Tsit5 at dt = {dt:g} s. "
-           "Each cell: sorogym / paper. kappa in rad/m, sigma dimensionless.", ""]
-    titles = {"regulation_rmse": "Setpoint regulation: RMSE", "terminal_mae": "Setpoint regulation: terminal-window MAE",
-              "tracking_rmse": "Trajectory tracking: RMSE"}
+    out = [
+        f"Configuration-space benchmark (Table VIII), one-segment PCS, Tsit5 at dt = {dt:g} s. "
+        "Each cell: sorogym / paper. kappa in rad/m, sigma dimensionless.",
+        "",
+    ]
+    titles = {
+        "regulation_rmse": "Setpoint regulation: RMSE",
+        "terminal_mae": "Setpoint regulation: terminal-window MAE",
+        "tracking_rmse": "Trajectory tracking: RMSE",
+    }
     for block, title in titles.items():
         out += [f"### {title}", "", "| controller | " + " | ".join(COORDS) + " |", "|---" * (len(COORDS) + 1) + "|"]
         for label, r in rows.items():
             paper = PAPER[block].get(label)
-            cells = [f"{v:.3g}" + (f" / {p:.3g}" if paper is not None else "") for v, p in
-                     zip(r[block], paper if paper is not None else [None] * 6)]
+            cells = [
+                f"{v:.3g}" + (f" / {p:.3g}" if paper is not None else "")
+                for v, p in zip(r[block], paper if paper is not None else [None] * 6, strict=True)
+            ]
             out.append(f"| {label} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
@@ -146,11 +157,21 @@ def main(argv=None):
         print(f"{label:>24s}: tracking RMSE kappa_y {rows[label]['tracking_rmse'][1]:.3g} rad/m ({seconds[label]} s)")
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = run_metadata(False, ("jax", "diffrax", "equinox"), "continuous closed loop, Tsit5 fixed step; Kelvin-Voigt damping eta = 2000 Pa s "
-                        "(not stated in the paper)")
-    payload = {"meta": meta, "dt": args.dt, "coordinates": COORDS, "e_sat": E_SAT,
-               "gains": {"natural_frequency": 30.0, "damping_ratio": 0.9, "integral_frequency": 0.75},
-               "results": rows, "paper": PAPER, "seconds": seconds}
+    meta = run_metadata(
+        False,
+        ("jax", "diffrax", "equinox"),
+        "continuous closed loop, Tsit5 fixed step; Kelvin-Voigt damping eta = 2000 Pa s (not stated in the paper)",
+    )
+    payload = {
+        "meta": meta,
+        "dt": args.dt,
+        "coordinates": COORDS,
+        "e_sat": E_SAT,
+        "gains": {"natural_frequency": 30.0, "damping_ratio": 0.9, "integral_frequency": 0.75},
+        "results": rows,
+        "paper": PAPER,
+        "seconds": seconds,
+    }
     args.out.write_text(json.dumps(payload, indent=2))
     table = markdown(rows, args.dt)
     args.out.with_suffix(".md").write_text(table + "\n")

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -49,9 +48,6 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.actuation import Tendons  # noqa: E402
 from sorogym.control import (  # noqa: E402
     ActuationSpaceController,
@@ -62,10 +58,12 @@ from sorogym.control import (  # noqa: E402
     SynergisticController,
     static_equilibrium,
 )
-from sorogym.robots import CASE_STUDY_ROD  # noqa: E402
-from sorogym.robots import ring_offsets  # noqa: E402
 from sorogym.models import PCS, RodParams  # noqa: E402
+from sorogym.provenance import run_metadata  # noqa: E402
+from sorogym.robots import CASE_STUDY_ROD, ring_offsets  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 VISCOSITY = 30.0  # Pa s
 HORIZON = 5.0  # s (the paper's Fig. 12 shows 0-5 s)
@@ -75,19 +73,39 @@ WEIGHTS = (1.0, 5.0)  # (lam1, lam2) of eq. 41
 TENDON_ANGLES_DEG = (0.0, 120.0, 240.0)
 TENDON_OFFSETS = (0.015, 0.010)  # m, at the base and at the tip of each segment
 SETTLING_BAND = 0.05
-PAPER = {"actuation": {"loss_reduction_pct": 62, "settling_time_improvement_pct": 64, "overshoot_change_pct": -50,
-                       "cumulative_error_reduction_pct": 71},
-         "operational": {"loss_reduction_pct": 57, "settling_time_improvement_pct": 62, "overshoot_change_pct": 82,
-                         "cumulative_error_reduction_pct": 45},
-         "batch_loss_variance_reduction_pct": {"actuation": 97, "operational": 99}}
+PAPER = {
+    "actuation": {
+        "loss_reduction_pct": 62,
+        "settling_time_improvement_pct": 64,
+        "overshoot_change_pct": -50,
+        "cumulative_error_reduction_pct": 71,
+    },
+    "operational": {
+        "loss_reduction_pct": 57,
+        "settling_time_improvement_pct": 62,
+        "overshoot_change_pct": 82,
+        "cumulative_error_reduction_pct": 45,
+    },
+    "batch_loss_variance_reduction_pct": {"actuation": 97, "operational": 99},
+}
 
 # Per case: segments, tensions [N] that define the target equilibrium, log-uniform gain
 # intervals (kp, ki, kd) for the random initial batch.
 CASES = {
-    "actuation": {"segments": 1, "target_tensions": (0.12, 0.0, 0.04),
-                  "kp": (2.0, 20.0), "ki": (1.0, 10.0), "kd": (0.5, 5.0)},
-    "operational": {"segments": 2, "target_tensions": (0.05, 0.0, 0.03),
-                    "kp": (2.0, 20.0), "ki": (0.2, 2.0), "kd": (0.2, 2.0)},
+    "actuation": {
+        "segments": 1,
+        "target_tensions": (0.12, 0.0, 0.04),
+        "kp": (2.0, 20.0),
+        "ki": (1.0, 10.0),
+        "kd": (0.5, 5.0),
+    },
+    "operational": {
+        "segments": 2,
+        "target_tensions": (0.05, 0.0, 0.03),
+        "kp": (2.0, 20.0),
+        "ki": (0.2, 2.0),
+        "kd": (0.2, 2.0),
+    },
 }
 
 
@@ -95,9 +113,15 @@ def tendon_arm(num_segments: int) -> PCS:
     """The hanging case-study arm with three linearly routed tendons through every segment."""
     c = CASE_STUDY_ROD
     params = RodParams.create(
-        length=[c["length"]] * num_segments, radius=c["radius"], density=c["density"],
-        young_modulus=c["young_modulus"], shear_modulus=c["shear_modulus"], damping=VISCOSITY,
-        mounting="upright", gravity=(0.0, 0.0, 0.0), dtype=jnp.float64,
+        length=[c["length"]] * num_segments,
+        radius=c["radius"],
+        density=c["density"],
+        young_modulus=c["young_modulus"],
+        shear_modulus=c["shear_modulus"],
+        damping=VISCOSITY,
+        mounting="upright",
+        gravity=(0.0, 0.0, 0.0),
+        dtype=jnp.float64,
     )
     # (3, 2, 2): [y, z] x (segment base, segment tip)
     offsets = np.stack([ring_offsets(r, TENDON_ANGLES_DEG) for r in TENDON_OFFSETS], axis=-1)
@@ -138,8 +162,16 @@ def build_case(name: str):
     def loss_and_traces(log_gains):
         kp, ki, kd = jnp.exp(log_gains).reshape(3, m)
         ctrl = controller_for(PIDGains(kp, kd, ki, e_sat=1.0, num_dofs=m, dtype=jnp.float64))
-        traj = rollout_closed_loop_to(model, jnp.zeros(2 * n), ctrl, HORIZON, z0=ctrl.initial_state(),
-                                      solver=diffrax.Tsit5(), solver_dt=SOLVER_DT, save_dt=SAVE_DT)
+        traj = rollout_closed_loop_to(
+            model,
+            jnp.zeros(2 * n),
+            ctrl,
+            HORIZON,
+            z0=ctrl.initial_state(),
+            solver=diffrax.Tsit5(),
+            solver_dt=SOLVER_DT,
+            save_dt=SAVE_DT,
+        )
         e = jax.vmap(error)(traj.ys[:, :n])
         sq = jnp.sum(e**2, axis=-1)
         t1 = 0.5 * HORIZON
@@ -147,9 +179,13 @@ def build_case(name: str):
         loss = jnp.trapezoid(w * sq, traj.ts)
         return loss, (traj.ts, e)
 
-    info = {"num_dofs": n, "num_actuators": m, "target": np.asarray(target).tolist(),
-            "target_configuration": np.asarray(q_target).tolist(),
-            "initial_error_norm": float(jnp.linalg.norm(error(q0)))}
+    info = {
+        "num_dofs": n,
+        "num_actuators": m,
+        "target": np.asarray(target).tolist(),
+        "target_configuration": np.asarray(q_target).tolist(),
+        "initial_error_norm": float(jnp.linalg.norm(error(q0))),
+    }
     return loss_and_traces, info
 
 
@@ -161,9 +197,12 @@ def response_metrics(ts, e) -> dict:
     step = e[0]  # target - start
     past = -(e @ step) / float(step @ step)  # fraction of the step travelled beyond the target
     dt = np.diff(ts)
-    return {"cumulative_error": float(np.sum(0.5 * (norm[1:] + norm[:-1]) * dt)),
-            "settling_time_s": settling, "overshoot_pct": float(100 * max(0.0, past.max())),
-            "final_error": float(norm[-1])}
+    return {
+        "cumulative_error": float(np.sum(0.5 * (norm[1:] + norm[:-1]) * dt)),
+        "settling_time_s": settling,
+        "overshoot_pct": float(100 * max(0.0, past.max())),
+        "final_error": float(norm[-1]),
+    }
 
 
 def sample_log_gains(key, spec, batch, m):
@@ -198,8 +237,11 @@ def run_case(name, iterations, batch, learning_rate, seed):
         if it == 0:
             compile_s = time.perf_counter() - start
         if it % 10 == 0 or it == iterations - 1:
-            print(f"{name} iteration {it:3d}: loss median {np.median(history[-1]):.4g} "
-                  f"min {np.min(history[-1]):.4g} ({time.perf_counter() - start:.0f} s)", flush=True)
+            print(
+                f"{name} iteration {it:3d}: loss median {np.median(history[-1]):.4g} "
+                f"min {np.min(history[-1]):.4g} ({time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
     final_loss, (ts, e_final) = traces(params)
     init_loss, (_, e_init) = traces(initial_params)
     final_loss, init_loss = np.asarray(final_loss), np.asarray(init_loss)
@@ -216,18 +258,24 @@ def run_case(name, iterations, batch, learning_rate, seed):
         return float(100 * (b - a) / a)
 
     summary = {
-        "loss_initial_median": float(np.median(init_loss)), "loss_best_final": float(final_loss[best]),
+        "loss_initial_median": float(np.median(init_loss)),
+        "loss_best_final": float(final_loss[best]),
         "loss_reduction_pct": -change(float(np.median(init_loss)), float(final_loss[best])),
         "loss_variance_reduction_pct": -change(float(np.var(init_loss)), float(np.var(final_loss))),
-        "initial_median": m_init, "optimised_best": m_best,
+        "initial_median": m_init,
+        "optimised_best": m_best,
         "cumulative_error_reduction_pct": -change(m_init["cumulative_error"], m_best["cumulative_error"]),
-        "settling_time_improvement_pct": (None if change(m_init["settling_time_s"], m_best["settling_time_s"]) is None
-                                          else -change(m_init["settling_time_s"], m_best["settling_time_s"])),
+        "settling_time_improvement_pct": (
+            None
+            if change(m_init["settling_time_s"], m_best["settling_time_s"]) is None
+            else -change(m_init["settling_time_s"], m_best["settling_time_s"])
+        ),
         "overshoot_change_pct": change(m_init["overshoot_pct"], m_best["overshoot_pct"]),
         "gains_initial": np.exp(np.asarray(initial_params)).reshape(-1, 3, m).tolist(),
         "gains_best": np.exp(np.asarray(params[best])).reshape(3, m).tolist(),
         "loss_history": np.stack(history).tolist(),
-        "compile_s": round(compile_s, 1), "seconds": round(time.perf_counter() - start, 1),
+        "compile_s": round(compile_s, 1),
+        "seconds": round(time.perf_counter() - start, 1),
         "finite": bool(np.all(np.isfinite(final_loss))),
     }
     curves = {"ts": ts, "initial_median": np.asarray(e_init[median_init]), "best": np.asarray(e_final[best])}
@@ -277,13 +325,28 @@ def main(argv=None):
     for name in args.cases:
         results[name], curves[name] = run_case(name, args.iterations, args.batch, args.learning_rate, args.seed)
         r = results[name]
-        print(name, {k: r[k] for k in ("loss_reduction_pct", "cumulative_error_reduction_pct",
-                                       "settling_time_improvement_pct", "overshoot_change_pct", "seconds")}, flush=True)
+        print(
+            name,
+            {
+                k: r[k]
+                for k in (
+                    "loss_reduction_pct",
+                    "cumulative_error_reduction_pct",
+                    "settling_time_improvement_pct",
+                    "overshoot_change_pct",
+                    "seconds",
+                )
+            },
+            flush=True,
+        )
 
-    rows = ["| case | loss reduction | cumulative error | settling time | overshoot | batch loss variance |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| case | loss reduction | cumulative error | settling time | overshoot | batch loss variance |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, r in results.items():
         p = PAPER[name]
+
         def pct(v, sign=-1):
             return "n/a" if v is None else f"{sign * v:+.0f} %"
 
@@ -292,16 +355,31 @@ def main(argv=None):
             f"| {pct(r['cumulative_error_reduction_pct'])} / -{p['cumulative_error_reduction_pct']} % "
             f"| {pct(r['settling_time_improvement_pct'])} / -{p['settling_time_improvement_pct']} % "
             f"| {pct(r['overshoot_change_pct'], 1)} / {p['overshoot_change_pct']:+d} % "
-            f"| {pct(r['loss_variance_reduction_pct'])} / -{PAPER['batch_loss_variance_reduction_pct'][name]} % |")
-    table = (f"Gain optimisation (sorogym / paper): optax Yogi (lr {args.learning_rate}), {args.iterations} iterations, "
-             f"batch {args.batch}, {HORIZON:g} s closed loops (Tsit5, dt {SOLVER_DT:g} s), "
-             f"initial median vs optimised best.\n\n" + "\n".join(rows))
+            f"| {pct(r['loss_variance_reduction_pct'])} / -{PAPER['batch_loss_variance_reduction_pct'][name]} % |"
+        )
+    table = (
+        f"Gain optimisation (sorogym / paper): optax Yogi (lr {args.learning_rate}), {args.iterations} iterations, "
+        f"batch {args.batch}, {HORIZON:g} s closed loops (Tsit5, dt {SOLVER_DT:g} s), "
+        f"initial median vs optimised best.\n\n" + "\n".join(rows)
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     meta = run_metadata(args.quick, ("jax", "diffrax", "optax"), "reverse mode through the full closed loop")
-    setup = {"viscosity_Pa_s": VISCOSITY, "horizon_s": HORIZON, "solver_dt_s": SOLVER_DT, "save_dt_s": SAVE_DT,
-             "weights": WEIGHTS, "tendon_angles_deg": TENDON_ANGLES_DEG, "tendon_offsets_m": TENDON_OFFSETS,
-             "settling_band": SETTLING_BAND, "cases": CASES, "iterations": args.iterations, "batch": args.batch,
-             "learning_rate": args.learning_rate, "seed": args.seed, "gain_parametrisation": "log"}
+    setup = {
+        "viscosity_Pa_s": VISCOSITY,
+        "horizon_s": HORIZON,
+        "solver_dt_s": SOLVER_DT,
+        "save_dt_s": SAVE_DT,
+        "weights": WEIGHTS,
+        "tendon_angles_deg": TENDON_ANGLES_DEG,
+        "tendon_offsets_m": TENDON_OFFSETS,
+        "settling_band": SETTLING_BAND,
+        "cases": CASES,
+        "iterations": args.iterations,
+        "batch": args.batch,
+        "learning_rate": args.learning_rate,
+        "seed": args.seed,
+        "gain_parametrisation": "log",
+    }
     args.out.write_text(json.dumps({"meta": meta, "setup": setup, "results": results, "paper": PAPER}, indent=1))
     args.out.with_suffix(".md").write_text(table + "\n")
     plot(results, curves, args.out.with_suffix(".png"))

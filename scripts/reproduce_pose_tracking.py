@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -29,28 +28,30 @@ import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _runinfo import ROOT, run_metadata  # noqa: E402
-from sorogym.control import (  # noqa: E402
-    ImpedanceController,
-    OperationalSpaceDynamics,
-    case_study_pcs,
-    figure_eight_reference,
-    matched_impedance_gains,
-)
+from sorogym.control import ImpedanceController, OperationalSpaceDynamics, matched_impedance_gains  # noqa: E402
 from sorogym.lie import so3  # noqa: E402
+from sorogym.provenance import run_metadata  # noqa: E402
+from sorogym.robots import case_study_pcs, figure_eight_reference  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
 
-PAPER = {"rmse_p_mm": 2.84, "nrmse_p": 0.0211, "rmse_R_deg": 2.29, "nrmse_R": 0.0200, "span_p_mm": 134.6,
-         "span_R_deg": 114.6}
+ROOT = Path(__file__).resolve().parents[1]
+
+PAPER = {
+    "rmse_p_mm": 2.84,
+    "nrmse_p": 0.0211,
+    "rmse_R_deg": 2.29,
+    "nrmse_R": 0.0200,
+    "span_p_mm": 134.6,
+    "span_R_deg": 114.6,
+}
 DURATION = 10.0
 
 
 @eqx.filter_jit
 def closed_loop(model, controller, dt):
-    return rollout_closed_loop_to(model, model.zero_state(), controller, DURATION, controller.initial_state(),
-                                  solver_dt=dt, save_dt=0.01)
+    return rollout_closed_loop_to(
+        model, model.zero_state(), controller, DURATION, controller.initial_state(), solver_dt=dt, save_dt=0.01
+    )
 
 
 def main(argv=None):
@@ -82,6 +83,7 @@ def main(argv=None):
             g = model.forward_kinematics(y[: model.num_dofs], L)
             g_d = reference(t).value
             return jnp.linalg.norm(g_d[:3, 3] - g[:3, 3]), jnp.linalg.norm(so3.log(g_d[:3, :3] @ g[:3, :3].T)), g_d
+
         return jax.vmap(one)(ts, ys)
 
     eps_p, eps_R, g_d = (np.asarray(a) for a in errors(traj.ts, traj.ys))
@@ -91,19 +93,44 @@ def main(argv=None):
     R_sub = jnp.asarray(g_d[::2, :3, :3])
     span_R = float(np.asarray(geodesic(R_sub, R_sub)).max())
     rmse_p, rmse_R = float(np.sqrt(np.mean(eps_p**2))), float(np.sqrt(np.mean(eps_R**2)))
-    ours = {"rmse_p_mm": 1e3 * rmse_p, "nrmse_p": rmse_p / span_p, "rmse_R_deg": float(np.degrees(rmse_R)),
-            "nrmse_R": rmse_R / span_R, "span_p_mm": 1e3 * span_p, "span_R_deg": float(np.degrees(span_R))}
+    ours = {
+        "rmse_p_mm": 1e3 * rmse_p,
+        "nrmse_p": rmse_p / span_p,
+        "rmse_R_deg": float(np.degrees(rmse_R)),
+        "nrmse_R": rmse_R / span_R,
+        "span_p_mm": 1e3 * span_p,
+        "span_R_deg": float(np.degrees(span_R)),
+    }
 
     rows = ["| metric | sorogym | paper |", "|---|---|---|"]
     rows += [f"| {k} | {ours[k]:.4g} | {PAPER[k]:.4g} |" for k in PAPER]
-    table = (f"Figure-eight pose tracking (impedance control, eq. 30), two-segment PCS, Tsit5 at dt = {args.dt:g} s, "
-             f"w_n = {w_n:.3g} rad/s.\n\n" + "\n".join(rows))
+    table = (
+        f"Figure-eight pose tracking (impedance control, eq. 30), two-segment PCS, Tsit5 at dt = {args.dt:g} s, "
+        f"w_n = {w_n:.3g} rad/s.\n\n" + "\n".join(rows)
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = run_metadata(False, ("jax", "diffrax", "equinox"),
-                        "continuous closed loop, Tsit5 fixed step; Kelvin-Voigt damping eta = 2000 Pa s (not stated in the paper)")
-    args.out.write_text(json.dumps({"meta": meta, "dt": args.dt, "gains": {"stiffness": stiffness.tolist(),
-                                    "damping": damping.tolist(), "natural_frequency": float(w_n)},
-                                    "results": ours, "paper": PAPER, "seconds": round(seconds, 1)}, indent=2))
+    meta = run_metadata(
+        False,
+        ("jax", "diffrax", "equinox"),
+        "continuous closed loop, Tsit5 fixed step; Kelvin-Voigt damping eta = 2000 Pa s (not stated in the paper)",
+    )
+    args.out.write_text(
+        json.dumps(
+            {
+                "meta": meta,
+                "dt": args.dt,
+                "gains": {
+                    "stiffness": stiffness.tolist(),
+                    "damping": damping.tolist(),
+                    "natural_frequency": float(w_n),
+                },
+                "results": ours,
+                "paper": PAPER,
+                "seconds": round(seconds, 1),
+            },
+            indent=2,
+        )
+    )
     args.out.with_suffix(".md").write_text(table + "\n")
     print(table)
 

@@ -16,8 +16,8 @@ effects the nominal model lacks (:func:`true_robot`):
 Pipeline:
 
 1. *Nominal model*: the material is identified again on these data with the sys-id
-   script's own procedure (:func:`reproduce_sysid.identify`, Adam from the paper's initial
-   guess, 200 steps); the identified arm is the nominal model.
+   script's own procedure (:func:`sorogym.identification.identify_material`, Adam from the
+   paper's initial guess, 200 steps); the identified arm is the nominal model.
 2. *Optimal residuals* (eq. 12): for every input ``u_i``, ``tau_ext,i`` minimises
    ``sum_j |p_ij(q_i) - p_meas_ij|^2 + lambda |tau_ext,i|^2`` with ``q_i`` the static
    equilibrium under ``u_i`` and ``tau_ext,i`` (gradient through the equilibrium by the
@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -66,13 +65,21 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _runinfo import ROOT, run_metadata  # noqa: E402
-from reproduce_sysid import MARKER_NOISE, MAX_TENSION, NUM_INPUTS, TRUE, identify, rmse, synthetic_data, with_material  # noqa: E402
-
 from sorogym.actuation import Tendons  # noqa: E402
+from sorogym.identification import (  # noqa: E402
+    MARKER_NOISE,
+    MAX_TENSION,
+    NUM_INPUTS,
+    TRUE_MATERIAL,
+    identify_material,
+    marker_rmse,
+    synthetic_marker_data,
+    with_material,
+)
+from sorogym.provenance import run_metadata  # noqa: E402
 from sorogym.robots import conical_arm_markers, conical_tendon_arm  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The unmodelled effects of the "true" arm.
 TRUE_TENDON_OFFSET = 0.006  # m (model 0.005)
@@ -126,8 +133,19 @@ def equilibrium_markers(model, markers, inputs, taus):
     return jax.vmap(lambda u, t: markers(model, model.static_equilibrium(u, t)))(inputs, taus)
 
 
-def optimal_residuals(model, markers, inputs, measured, steps=RESIDUAL_STEPS, lr=RESIDUAL_LR, lam=LAMBDA,
-                      bounds=None, lr_final=RESIDUAL_LR_FINAL, chunk=25, log=print):
+def optimal_residuals(
+    model,
+    markers,
+    inputs,
+    measured,
+    steps=RESIDUAL_STEPS,
+    lr=RESIDUAL_LR,
+    lam=LAMBDA,
+    bounds=None,
+    lr_final=RESIDUAL_LR_FINAL,
+    chunk=25,
+    log=print,
+):
     """Eq. 12 for every input at once: Adam with projection onto the box ``bounds``
     (default :func:`residual_bounds`), started at zero. Returns ``(taus (e, n), history)``;
     the history holds the overall marker RMSE [m] at step 0 and after every ``chunk`` steps
@@ -151,10 +169,12 @@ def optimal_residuals(model, markers, inputs, measured, steps=RESIDUAL_STEPS, lr
         def body(carry, _):
             tau_, state_ = carry
             (_, sq), grad = jax.vmap(jax.value_and_grad(loss, has_aux=True), in_axes=(0, None, 0, 0))(
-                tau_, m, inputs, measured)
+                tau_, m, inputs, measured
+            )
             updates, state_ = opt.update(grad, state_, tau_)
             tau_ = optax.projections.projection_box(optax.apply_updates(tau_, updates), lower, upper)
             return (tau_, state_), rmse_of(sq)
+
         (tau, state), rms = jax.lax.scan(body, (tau, state), None, length=length)
         _, sq_end = jax.vmap(loss, in_axes=(0, None, 0, 0))(tau, m, inputs, measured)
         return tau, state, rms[0], rmse_of(sq_end)
@@ -170,8 +190,10 @@ def optimal_residuals(model, markers, inputs, measured, steps=RESIDUAL_STEPS, lr
             history.append({"step": 0, "marker_rmse_m": float(rms_start)})
         done += length
         history.append({"step": done, "marker_rmse_m": float(rms_end)})
-        log(f"  residual step {done:4d}/{steps}: marker RMSE {float(rms_end) * 1e3:.3f} mm "
-            f"({time.perf_counter() - t0:.0f} s)")
+        log(
+            f"  residual step {done:4d}/{steps}: marker RMSE {float(rms_end) * 1e3:.3f} mm "
+            f"({time.perf_counter() - t0:.0f} s)"
+        )
     return tau, history
 
 
@@ -202,6 +224,7 @@ def reference_optimum(model, markers, inputs, measured, lam=LAMBDA, q0=None, ite
 
             q, _ = jax.lax.scan(step, q, None, length=iterations)
             return tau_of(q, u)
+
         return jax.vmap(one)(q_start, inputs, measured)
 
     return solve(jnp.asarray(q0, dtype))
@@ -220,8 +243,19 @@ class ResidualMLP(nn.Module):
         return nn.Dense(self.out)(x)
 
 
-def fit_network(u_train, tau_train, steps=NET_STEPS, seed=0, hidden=HIDDEN, lr=NET_LR, gamma=GAMMA,
-                lr_final=NET_LR_FINAL, clip=CLIP_NORM, input_range=(0.0, MAX_TENSION), log=print):
+def fit_network(
+    u_train,
+    tau_train,
+    steps=NET_STEPS,
+    seed=0,
+    hidden=HIDDEN,
+    lr=NET_LR,
+    gamma=GAMMA,
+    lr_final=NET_LR_FINAL,
+    clip=CLIP_NORM,
+    input_range=(0.0, MAX_TENSION),
+    log=print,
+):
     """Eq. 13, full batch. Returns ``(predict, info)``: ``predict(u (e, 2)) -> tau (e, n)``
     in the training data's dtype, ``info`` the final loss terms and the wall time."""
     u_train, tau_train = np.asarray(u_train), np.asarray(tau_train)
@@ -232,8 +266,9 @@ def fit_network(u_train, tau_train, steps=NET_STEPS, seed=0, hidden=HIDDEN, lr=N
     y = jnp.asarray((tau_train - mean) / std, jnp.float32)
     net = ResidualMLP(tuple(hidden), tau_train.shape[1])
     params = net.init(jax.random.key(seed), x[:1])
-    opt = optax.chain(optax.clip_by_global_norm(clip),
-                      optax.adam(optax.cosine_decay_schedule(lr, max(int(steps), 1), alpha=lr_final)))
+    opt = optax.chain(
+        optax.clip_by_global_norm(clip), optax.adam(optax.cosine_decay_schedule(lr, max(int(steps), 1), alpha=lr_final))
+    )
 
     def loss(p):
         fit = 0.5 * jnp.mean(jnp.sum((net.apply(p, x) - y) ** 2, axis=-1))
@@ -247,6 +282,7 @@ def fit_network(u_train, tau_train, steps=NET_STEPS, seed=0, hidden=HIDDEN, lr=N
             (_, terms), g = jax.value_and_grad(loss, has_aux=True)(p_)
             updates, s_ = opt.update(g, s_, p_)
             return (optax.apply_updates(p_, updates), s_), terms
+
         (p, state), terms = jax.lax.scan(body, (p, state), None, length=steps)
         return p, terms
 
@@ -254,15 +290,18 @@ def fit_network(u_train, tau_train, steps=NET_STEPS, seed=0, hidden=HIDDEN, lr=N
     params, (fit, l2) = train(params, opt.init(params))
     fit, l2 = np.asarray(fit), np.asarray(l2)
     wall = time.perf_counter() - t0
-    log(f"  network: {steps} steps in {wall:.0f} s, data term {fit[0]:.3g} -> {fit[-1]:.3g}, "
-        f"weight term {l2[-1]:.3g}")
+    log(f"  network: {steps} steps in {wall:.0f} s, data term {fit[0]:.3g} -> {fit[-1]:.3g}, weight term {l2[-1]:.3g}")
 
     def predict(u):
         xu = jnp.asarray(2.0 * (np.asarray(u) - lo) / (hi - lo) - 1.0, jnp.float32)
         return np.asarray(net.apply(params, xu), tau_train.dtype) * std + mean
 
-    return predict, {"final_data_term": float(fit[-1]), "final_weight_term": float(l2[-1]),
-                     "data_term_every_500": fit[::500].tolist(), "wall_s": wall}
+    return predict, {
+        "final_data_term": float(fit[-1]),
+        "final_weight_term": float(l2[-1]),
+        "data_term_every_500": fit[::500].tolist(),
+        "wall_s": wall,
+    }
 
 
 def split(num, seed, test_fraction=TEST_FRACTION):
@@ -298,22 +337,31 @@ def main(argv=None):
     nominal = conical_tendon_arm(dtype=jnp.float64)
     truth = true_robot(jnp.float64)
     t0 = time.perf_counter()
-    inputs, clean, measured = synthetic_data(truth, TRUE, args.seed)
+    inputs, clean, measured = synthetic_marker_data(truth, TRUE_MATERIAL, args.seed)
     runtime["data_s"] = time.perf_counter() - t0
-    say(f"data: {NUM_INPUTS} equilibria of the true arm, noise {MARKER_NOISE * 1e3:.1f} mm "
-        f"({runtime['data_s']:.0f} s)")
-    theta, sysid_history, runtime["sysid_s"] = identify(nominal, inputs, measured, args.sysid_steps, log=say)
+    say(f"data: {NUM_INPUTS} equilibria of the true arm, noise {MARKER_NOISE * 1e3:.1f} mm ({runtime['data_s']:.0f} s)")
+    theta, sysid_history, runtime["sysid_s"] = identify_material(nominal, inputs, measured, args.sysid_steps, log=say)
     model = with_material(nominal, jnp.asarray(theta))
-    say(f"identified: E {theta[0] / 1e6:.4f} MPa, nu {theta[1]:.4f}, rho {theta[2]:.1f} kg/m^3 "
-        f"({runtime['sysid_s']:.0f} s)")
+    say(
+        f"identified: E {theta[0] / 1e6:.4f} MPa, nu {theta[1]:.4f}, rho {theta[2]:.1f} kg/m^3 "
+        f"({runtime['sysid_s']:.0f} s)"
+    )
     zero = jnp.zeros((NUM_INPUTS, model.num_dofs))
     p_identified = equilibrium_markers(model, conical_arm_markers, inputs, zero)
 
     # Eq. 12.
     lower, upper = residual_bounds(model)
     t0 = time.perf_counter()
-    taus, res_history = optimal_residuals(model, conical_arm_markers, inputs, measured, steps=args.residual_steps,
-                                          lr=args.residual_lr, bounds=(lower, upper), log=say)
+    taus, res_history = optimal_residuals(
+        model,
+        conical_arm_markers,
+        inputs,
+        measured,
+        steps=args.residual_steps,
+        lr=args.residual_lr,
+        bounds=(lower, upper),
+        log=say,
+    )
     runtime["optimal_residuals_s"] = time.perf_counter() - t0
     taus = np.asarray(taus)
     p_optimal = equilibrium_markers(model, conical_arm_markers, inputs, jnp.asarray(taus))
@@ -346,11 +394,13 @@ def main(argv=None):
     }
     rmse_m, per_marker, to_clean = {}, {}, {}
     for name, (pred, idx) in rows.items():
-        rmse_m[name], per_marker[name] = rmse(pred[idx], meas[idx])
-        to_clean[name] = rmse(pred[idx], cln[idx])[0]
+        rmse_m[name], per_marker[name] = marker_rmse(pred[idx], meas[idx])
+        to_clean[name] = marker_rmse(pred[idx], cln[idx])[0]
     ident = rmse_m["identified model"]
-    ident_sub = {"train": rmse(np.asarray(p_identified)[train_idx], meas[train_idx])[0],
-                 "test": rmse(np.asarray(p_identified)[test_idx], meas[test_idx])[0]}
+    ident_sub = {
+        "train": marker_rmse(np.asarray(p_identified)[train_idx], meas[train_idx])[0],
+        "test": marker_rmse(np.asarray(p_identified)[test_idx], meas[test_idx])[0],
+    }
     reduction = {
         "optimal_residual": 1 - rmse_m["optimal residual"] / ident,
         "exact_minimiser": 1 - rmse_m["exact minimiser of eq. 12 (check)"] / ident,
@@ -364,64 +414,106 @@ def main(argv=None):
     tau_stats = {
         "coordinate_names": list(model.coordinate_names),
         "max_abs_optimal": np.abs(taus).max(axis=0).tolist(),
-        "max_abs_over_bound_per_link": [float(np.abs(taus[:, link == i]).max() / LINK_BOUNDS[i])
-                                        for i in range(len(LINK_BOUNDS))],
+        "max_abs_over_bound_per_link": [
+            float(np.abs(taus[:, link == i]).max() / LINK_BOUNDS[i]) for i in range(len(LINK_BOUNDS))
+        ],
         "components_at_bound": int(at_bound.sum()),
         "inside_bounds": bool(np.all((taus >= lo - 1e-15) & (taus <= hi + 1e-15))),
         "network_outside_bounds": int(np.sum((taus_net < lo) | (taus_net > hi))),
-        "network_rel_error_train": float(np.linalg.norm(taus_net[train_idx] - taus[train_idx])
-                                         / np.linalg.norm(taus[train_idx])),
-        "network_rel_error_test": float(np.linalg.norm(taus_net[test_idx] - taus[test_idx])
-                                        / np.linalg.norm(taus[test_idx])),
+        "network_rel_error_train": float(
+            np.linalg.norm(taus_net[train_idx] - taus[train_idx]) / np.linalg.norm(taus[train_idx])
+        ),
+        "network_rel_error_test": float(
+            np.linalg.norm(taus_net[test_idx] - taus[test_idx]) / np.linalg.norm(taus[test_idx])
+        ),
         "max_abs_exact_minimiser": np.abs(taus_ref).max(axis=0).tolist(),
         "exact_minimiser_inside_bounds": bool(np.all((taus_ref >= lo) & (taus_ref <= hi))),
     }
     result = {
-        "meta": run_metadata(args.quick, ("jax", "jaxlib", "optax", "optimistix", "equinox", "flax"), [
-            f"{NUM_INPUTS} tension pairs and marker noise sd {MARKER_NOISE} m as reproduce_sysid.py, seed {args.seed}",
-            f"true arm: tendons {TRUE_TENDON_OFFSET * 1e3:.1f} mm from the backbone at {TRUE_TENDON_ANGLES} deg "
-            f"(model 5 mm at (30, 150) deg), base tilted {BASE_TILT_DEG} deg about world x; material {TRUE.tolist()}",
-            f"nominal model: identified on these data by reproduce_sysid.identify, {args.sysid_steps} Adam steps",
-        ]),
+        "meta": run_metadata(
+            args.quick,
+            ("jax", "jaxlib", "optax", "optimistix", "equinox", "flax"),
+            [
+                f"{NUM_INPUTS} tension pairs and marker noise sd {MARKER_NOISE} m as reproduce_sysid.py, "
+                f"seed {args.seed}",
+                f"true arm: tendons {TRUE_TENDON_OFFSET * 1e3:.1f} mm from the backbone at {TRUE_TENDON_ANGLES} deg "
+                f"(model 5 mm at (30, 150) deg), base tilted {BASE_TILT_DEG} deg about world x; "
+                f"material {TRUE_MATERIAL.tolist()}",
+                f"nominal model: identified on these data by sorogym.identification.identify_material (as "
+                f"reproduce_sysid.py), {args.sysid_steps} Adam steps",
+            ],
+        ),
         "config": {
-            "data_seed": args.seed, "split_seed": args.split_seed, "network_seed": args.net_seed,
-            "sysid_steps": args.sysid_steps, "residual_steps": args.residual_steps,
-            "residual_lr": args.residual_lr, "residual_lr_final_fraction": RESIDUAL_LR_FINAL,
-            "lambda": LAMBDA, "link_bounds": list(LINK_BOUNDS), "bounds_lower": lo.tolist(), "bounds_upper": hi.tolist(),
-            "network_hidden": list(HIDDEN), "network_steps": args.steps, "network_lr": NET_LR,
-            "network_lr_final_fraction": NET_LR_FINAL, "gamma": GAMMA, "clip_global_norm": CLIP_NORM,
+            "data_seed": args.seed,
+            "split_seed": args.split_seed,
+            "network_seed": args.net_seed,
+            "sysid_steps": args.sysid_steps,
+            "residual_steps": args.residual_steps,
+            "residual_lr": args.residual_lr,
+            "residual_lr_final_fraction": RESIDUAL_LR_FINAL,
+            "lambda": LAMBDA,
+            "link_bounds": list(LINK_BOUNDS),
+            "bounds_lower": lo.tolist(),
+            "bounds_upper": hi.tolist(),
+            "network_hidden": list(HIDDEN),
+            "network_steps": args.steps,
+            "network_lr": NET_LR,
+            "network_lr_final_fraction": NET_LR_FINAL,
+            "gamma": GAMMA,
+            "clip_global_norm": CLIP_NORM,
             "normalisation": "inputs [0, 3] N -> [-1, 1]; targets standardised with the training mean and sd; float32",
-            "train_indices": train_idx.tolist(), "test_indices": test_idx.tolist(),
-            "unmodelled_effect": {"tendon_offset_m": TRUE_TENDON_OFFSET, "tendon_angles_deg": list(TRUE_TENDON_ANGLES),
-                                  "model_tendon_offset_m": 0.005, "model_tendon_angles_deg": [30.0, 150.0],
-                                  "base_tilt_deg_about_world_x": BASE_TILT_DEG},
+            "train_indices": train_idx.tolist(),
+            "test_indices": test_idx.tolist(),
+            "unmodelled_effect": {
+                "tendon_offset_m": TRUE_TENDON_OFFSET,
+                "tendon_angles_deg": list(TRUE_TENDON_ANGLES),
+                "model_tendon_offset_m": 0.005,
+                "model_tendon_angles_deg": [30.0, 150.0],
+                "base_tilt_deg_about_world_x": BASE_TILT_DEG,
+            },
         },
-        "identified_theta": {"young_modulus": float(theta[0]), "poisson_ratio": float(theta[1]),
-                             "density": float(theta[2])},
-        "marker_rmse_m": rmse_m, "marker_rmse_per_marker_m": per_marker,
+        "identified_theta": {
+            "young_modulus": float(theta[0]),
+            "poisson_ratio": float(theta[1]),
+            "density": float(theta[2]),
+        },
+        "marker_rmse_m": rmse_m,
+        "marker_rmse_per_marker_m": per_marker,
         "marker_rmse_to_noise_free_m": to_clean,
         "identified_rmse_on_subsets_m": ident_sub,
-        "rmse_reduction_vs_identified": reduction, "paper_reduction_vs_identified": PAPER_REDUCTION,
-        "residuals": tau_stats, "optimal_residuals": taus.tolist(), "network_residuals": taus_net.tolist(),
+        "rmse_reduction_vs_identified": reduction,
+        "paper_reduction_vs_identified": PAPER_REDUCTION,
+        "residuals": tau_stats,
+        "optimal_residuals": taus.tolist(),
+        "network_residuals": taus_net.tolist(),
         "exact_minimiser_residuals": taus_ref.tolist(),
-        "network": net_info, "runtime_s": runtime,
+        "network": net_info,
+        "runtime_s": runtime,
         "history": {"sysid": sysid_history, "optimal_residual": res_history},
     }
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "residual" + ("_quick" if args.quick else "")
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     paper = {"optimal residual": "-66 %", "network residual, all": "-64 %"}
-    ours = {"optimal residual": reduction["optimal_residual"],
-            "exact minimiser of eq. 12 (check)": reduction["exact_minimiser"], "network residual, train":
-            reduction["network_residual_train"], "network residual, test": reduction["network_residual_test"],
-            "network residual, all": reduction["network_residual_all"]}
-    lines = ["| | inputs | marker RMSE [mm] | per marker M1-M4 [mm] | vs noise-free [mm] | change vs identified "
-             "| paper |", "|---|---|---|---|---|---|---|"]
+    ours = {
+        "optimal residual": reduction["optimal_residual"],
+        "exact minimiser of eq. 12 (check)": reduction["exact_minimiser"],
+        "network residual, train": reduction["network_residual_train"],
+        "network residual, test": reduction["network_residual_test"],
+        "network residual, all": reduction["network_residual_all"],
+    }
+    lines = [
+        "| | inputs | marker RMSE [mm] | per marker M1-M4 [mm] | vs noise-free [mm] | change vs identified | paper |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, (_, idx) in rows.items():
         count = NUM_INPUTS if isinstance(idx, slice) else len(idx)
         change = f"{-100 * ours[name]:+.0f} %" if name in ours else ""
-        lines.append(f"| {name} | {count} | {_fmt(rmse_m[name])} | " + ", ".join(_fmt(v) for v in per_marker[name])
-                     + f" | {_fmt(to_clean[name])} | {change} | {paper.get(name, '')} |")
+        lines.append(
+            f"| {name} | {count} | {_fmt(rmse_m[name])} | "
+            + ", ".join(_fmt(v) for v in per_marker[name])
+            + f" | {_fmt(to_clean[name])} | {change} | {paper.get(name, '')} |"
+        )
     table = "\n".join(lines)
     (args.out / f"{stem}.md").write_text(
         f"Residual learning (eqs. 12-13), conical arm, synthetic data with a tendon routing error and a "
@@ -432,7 +524,8 @@ def main(argv=None):
         f"total {runtime['total_s']:.0f} s. Noise floor: the noise-free true markers against the measured ones. "
         f"Exact minimiser: eq. 12 solved without the box by Levenberg-Marquardt over q, a check on the "
         f"projected-Adam residuals (the network is trained on the latter); with lambda = 1e-8 it also fits "
-        f"part of the noise. Split of the 22 pairs: 20 train / 2 test.\n\n{table}\n")
+        f"part of the noise. Split of the 22 pairs: 20 train / 2 test.\n\n{table}\n"
+    )
     say("\n" + table + f"\n\nwrote {args.out / stem}.json ({runtime['total_s']:.0f} s)")
     return result
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -36,20 +35,22 @@ import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 import sorogym  # noqa: E402
-from _runinfo import ROOT, run_metadata  # noqa: E402
 from sorogym.actuation import Tendons  # noqa: E402
 from sorogym.contact import backbone_probe, sphere_clearances  # noqa: E402
 from sorogym.control import SecondOrderGains, clf_cbf_control, contact_barrier, tip_distance  # noqa: E402
+from sorogym.provenance import run_metadata  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 GOAL = (0.10, 0.05, 0.32)
 CENTERS = ((0.10, 0.08, 0.24), (0.12, 0.06, 0.32), (0.04, 0.055, 0.20))
 RADIUS, STIFFNESS, FORCE_BOUND, NUM_PROBES, DURATION = 0.02, 1000.0, 5.0, 20, 8.0
-PAPER = {"hoclf": {"final_goal_distance_m": 0.003, "peak_force_N": 33.5},
-         "hoclf_hocbf": {"final_goal_distance_m": 0.032, "peak_force_N": 5.0}}
+PAPER = {
+    "hoclf": {"final_goal_distance_m": 0.003, "peak_force_N": 33.5},
+    "hoclf_hocbf": {"final_goal_distance_m": 0.032, "peak_force_N": 5.0},
+}
 
 
 @eqx.filter_jit
@@ -67,8 +68,9 @@ def main(argv=None):
 
     model = sorogym.make("ContactSafeReaching-v0", dtype="float64", randomize_scene=False).model
     a = model.actuation  # the env's pull-only tendons, made push-pull as in the paper
-    model = eqx.tree_at(lambda m: m.actuation, model,
-                        Tendons(a.offsets, a.routing, a.num_quadrature_points, a.spans, signed=True))
+    model = eqx.tree_at(
+        lambda m: m.actuation, model, Tendons(a.offsets, a.routing, a.num_quadrature_points, a.spans, signed=True)
+    )
     L = float(model.total_length)
     probes = jnp.linspace(0.0, L, NUM_PROBES)
     centers, radii = jnp.asarray(CENTERS), jnp.full(3, RADIUS)
@@ -84,9 +86,11 @@ def main(argv=None):
 
     results, series = {}, {}
     for name, with_barrier in (("hoclf", False), ("hoclf_hocbf", True)):
+
         def controller(t, y, with_barrier=with_barrier):
-            return clf_cbf_control(model, t, y, clf, clf_gains, cbf if with_barrier else None,
-                                   cbf_gains if with_barrier else None)[0]
+            return clf_cbf_control(
+                model, t, y, clf, clf_gains, cbf if with_barrier else None, cbf_gains if with_barrier else None
+            )[0]
 
         start = time.perf_counter()
         traj = closed_loop(model, controller, args.dt)
@@ -96,23 +100,44 @@ def main(argv=None):
         forces = np.asarray(jax.jit(jax.vmap(peak_force))(jnp.asarray(ys[:, :n])))
         dist = np.asarray(jax.jit(jax.vmap(lambda q: clf(q, 0.0)))(jnp.asarray(ys[:, :n])))
         series[name] = (np.asarray(traj.ts), forces, dist)
-        results[name] = {"final_goal_distance_m": float(dist[-1]), "initial_goal_distance_m": float(dist[0]),
-                         "peak_force_N": float(forces.max()), "finite": bool(np.all(np.isfinite(ys))),
-                         "seconds": round(seconds, 1)}
+        results[name] = {
+            "final_goal_distance_m": float(dist[-1]),
+            "initial_goal_distance_m": float(dist[0]),
+            "peak_force_N": float(forces.max()),
+            "finite": bool(np.all(np.isfinite(ys))),
+            "seconds": round(seconds, 1),
+        }
         print(name, results[name], flush=True)
 
     rows = ["| controller | final goal distance [m] | peak contact force [N] |", "|---|---|---|"]
     for name, r in results.items():
         p = PAPER[name]
-        rows.append(f"| {name} | {r['final_goal_distance_m']:.4f} / {p['final_goal_distance_m']} | "
-                    f"{r['peak_force_N']:.2f} / {p['peak_force_N']} |")
-    table = (f"Contact-safety study (sorogym / paper), 8 s, Tsit5 at dt = {args.dt:g} s, signed tendon forces, "
-             f"HOCLF w = {args.clf_frequency} rad/s, HOCBF w = {args.cbf_frequency} rad/s (critically damped).\n\n"
-             + "\n".join(rows))
+        rows.append(
+            f"| {name} | {r['final_goal_distance_m']:.4f} / {p['final_goal_distance_m']} | "
+            f"{r['peak_force_N']:.2f} / {p['peak_force_N']} |"
+        )
+    table = (
+        f"Contact-safety study (sorogym / paper), 8 s, Tsit5 at dt = {args.dt:g} s, signed tendon forces, "
+        f"HOCLF w = {args.clf_frequency} rad/s, HOCBF w = {args.cbf_frequency} rad/s (critically damped).\n\n"
+        + "\n".join(rows)
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = run_metadata(False, ("jax", "diffrax"), "continuous closed loop; contact evaluated as a proxy, not simulated")
-    args.out.write_text(json.dumps({"meta": meta, "dt": args.dt, "clf_frequency": args.clf_frequency,
-                                    "cbf_frequency": args.cbf_frequency, "results": results, "paper": PAPER}, indent=2))
+    meta = run_metadata(
+        False, ("jax", "diffrax"), "continuous closed loop; contact evaluated as a proxy, not simulated"
+    )
+    args.out.write_text(
+        json.dumps(
+            {
+                "meta": meta,
+                "dt": args.dt,
+                "clf_frequency": args.clf_frequency,
+                "cbf_frequency": args.cbf_frequency,
+                "results": results,
+                "paper": PAPER,
+            },
+            indent=2,
+        )
+    )
     args.out.with_suffix(".md").write_text(table + "\n")
     plot(series, args.out.with_suffix(".png"))
     print(table)

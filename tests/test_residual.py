@@ -5,19 +5,21 @@ box; the eq. 13 network fits a known smooth map."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _scripts import load_script
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from sorogym.robots import conical_arm_markers, conical_tendon_arm
 
-from reproduce_residual import fit_network, optimal_residuals, residual_bounds, split  # noqa: E402
-
-from sorogym.robots import conical_arm_markers, conical_tendon_arm  # noqa: E402
+_residual = load_script("reproduce_residual")
+fit_network, optimal_residuals, residual_bounds, split = (
+    _residual.fit_network,
+    _residual.optimal_residuals,
+    _residual.residual_bounds,
+    _residual.split,
+)
 
 
 def test_bounds_follow_the_links_and_the_split_is_90_10():
@@ -35,8 +37,9 @@ def test_bounds_follow_the_links_and_the_split_is_90_10():
 @eqx.filter_jit
 def _loads_and_markers(model, q, u):
     """``tau_ext`` holding each configuration under its tensions, and its markers."""
-    return jax.vmap(lambda q_, u_: (model.potential_force(q_) - model.actuation_force(q_, u_),
-                                    conical_arm_markers(model, q_)))(q, u)
+    return jax.vmap(
+        lambda q_, u_: (model.potential_force(q_) - model.actuation_force(q_, u_), conical_arm_markers(model, q_))
+    )(q, u)
 
 
 def test_optimal_residual_reduces_the_marker_error_inside_the_box():
@@ -56,8 +59,17 @@ def test_optimal_residual_reduces_the_marker_error_inside_the_box():
     sx0 = names.index("seg0.sx0")
     upper[sx0], lower[sx0] = 1e-3, -1e-3
     assert np.all(np.abs(np.asarray(tau_true)[:, sx0]) > 5e-2)  # outside the box
-    taus, history = optimal_residuals(model, conical_arm_markers, inputs, measured, steps=40, lr=1e-4,
-                                      bounds=(jnp.asarray(lower), jnp.asarray(upper)), chunk=40, log=lambda _: None)
+    taus, history = optimal_residuals(
+        model,
+        conical_arm_markers,
+        inputs,
+        measured,
+        steps=40,
+        lr=1e-4,
+        bounds=(jnp.asarray(lower), jnp.asarray(upper)),
+        chunk=40,
+        log=lambda _: None,
+    )
     taus = np.asarray(taus)
     assert np.all(taus >= lower) and np.all(taus <= upper)
     assert np.any(np.isclose(np.abs(taus[:, sx0]), 1e-3, rtol=0, atol=1e-12))  # the box is active

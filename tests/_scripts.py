@@ -1,0 +1,52 @@
+"""The command-line scripts of ``scripts/`` in the tests: :func:`load_script` executes one
+as a module (for tests that call its functions), :func:`run_script` runs it as a user
+would, in its own interpreter. Scripts are leaves, not a package: neither puts ``scripts/``
+on ``sys.path``."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _isolated import REPO_ROOT, _child_environment
+
+SCRIPTS_DIR = Path(REPO_ROOT) / "scripts"
+
+
+def _path(name: str) -> Path:
+    path = SCRIPTS_DIR / f"{name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"no script {path}")
+    return path
+
+
+def load_script(name: str):
+    """The module ``scripts/<name>.py``, executed under the module name ``script_<name>``
+    (so it shadows no library module; its ``main`` does not run)."""
+    spec = importlib.util.spec_from_file_location(f"script_{name}", _path(name))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and flax modules look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_script(name: str, *args: str, timeout: float = 900.0) -> subprocess.CompletedProcess:
+    """Run ``python scripts/<name>.py *args`` from the repository root (environment and JAX
+    cache as :func:`_isolated.run_isolated`); fail the calling test with its output if it
+    exits non-zero or times out."""
+    cmd = [sys.executable, "-X", "faulthandler", str(_path(name)), *args]
+    try:
+        proc = subprocess.run(
+            cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, env=_child_environment()
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"scripts/{name}.py did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
+    if proc.returncode != 0:
+        pytest.fail(
+            f"scripts/{name}.py failed (exit {proc.returncode})\n--- stdout ---\n{proc.stdout[-6000:]}\n"
+            f"--- stderr ---\n{proc.stderr[-6000:]}"
+        )
+    return proc
