@@ -23,6 +23,7 @@ from typing import final
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 
@@ -79,13 +80,20 @@ class RodContext(ActuationContext):
     def planar(self) -> bool:
         return int(self.strain.shape[-1]) == 3
 
-    def to_generalized(self, force: Float[Array, "... N P d"]) -> Float[Array, "... n"]:
-        """Generalized forces ``(..., n)`` of forces conjugate to the strain at the
-        samples, ``(..., N, P, d)``: ``sum B^T f`` over the samples."""
+    def to_generalized(self, force: Float[Array, "N P d"]) -> Float[Array, " n"]:
+        """Generalized force ``(n,)`` of a force conjugate to the strain at the samples,
+        ``(N, P, d)``: ``sum B^T f`` over the samples."""
         if self.coordinate_slots is not None:
-            flat = jnp.sum(force, axis=-2).reshape(force.shape[:-3] + (-1,))
-            return flat[..., list(self.coordinate_slots)]
-        return jnp.einsum("ipdn,...ipd->...n", self.selectors, force)
+            return jnp.sum(force, axis=-2).reshape(-1)[np.asarray(self.coordinate_slots)]
+        return jnp.einsum("ipdn,ipd->n", self.selectors, force)
+
+    def columns_to_generalized(self, forces: Float[Array, "m N P d"]) -> Float[Array, "n m"]:
+        """:meth:`to_generalized` of ``m`` strain-space forces at once, as the columns of an
+        ``(n, m)`` matrix (e.g. ``A(q)`` from the strain gradients of the tendon lengths)."""
+        if self.coordinate_slots is not None:
+            m = forces.shape[0]
+            return jnp.sum(forces, axis=-2).reshape(m, -1)[:, np.asarray(self.coordinate_slots)].T
+        return jnp.einsum("ipdn,mipd->nm", self.selectors, forces)
 
 
 @final

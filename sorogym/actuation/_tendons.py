@@ -224,10 +224,13 @@ class Tendons(Actuation):
     def matrix(self, context: RodContext) -> Float[Array, "n m"]:
         """``A(q) = d phi/dq^T = -d l/dq^T``: column ``j`` is the generalized force of a unit
         tension in tendon ``j``."""
-        return context.to_generalized(-self._strain_gradients(context)).T
+        return -context.columns_to_generalized(self._strain_gradients(context))
 
     def force(self, context: RodContext, u: Float[Array, " m"]) -> Float[Array, " n"]:
-        """``A(q) effort(u)``, formed in strain space (``-sum_j effort(u_j) d l_j / d xi``)
-        and mapped to the coordinates once, without forming ``A``."""
+        """``A(q) effort(u)``. Where every coordinate is one strain component (PCS), it is
+        formed in strain space (``-sum_j effort(u_j) d l_j / d xi``) and gathered onto the
+        coordinates, without forming ``A``; otherwise it is ``A(q) effort(u)``."""
+        if context.coordinate_slots is None:
+            return self.matrix(context) @ self.effort(u)
         dl = self._strain_gradients(context)
         return context.to_generalized(-jnp.sum(self.effort(u)[:, None, None, None] * dl, axis=0))
