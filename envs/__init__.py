@@ -1,26 +1,59 @@
 """The sorogym environment suite (installed as ``sorogym.envs``): one module per task.
 
 Each module holds a frozen ``Config`` dataclass, ``default_config()``, the env class
-(registered by name) and the task's shared pure functions. ``tendon_tracking_elastica``
-holds ``TendonTracking-Elastica-v0``, the PyElastica twin of ``TendonTracking-v0``
-(Gymnasium only, imported on ``gymnasium.make``).
+(registered by name when the module is imported) and the task's shared pure functions.
+
+The package itself imports nothing: :data:`CATALOGUE` names each env with its entry point
+and time limit, so Gymnasium can list the suite (string entry points) and
+:mod:`sorogym.env` makes an env by importing only its module. ``TendonTracking-Elastica-v0``
+is the PyElastica twin of ``TendonTracking-v0`` (Gymnasium only).
 """
 
-from sorogym.env import register_gym_twin
+from __future__ import annotations
 
-from . import (
-    conical_arm_reaching,
-    contact_safe_reaching,
-    pose_tracking,
-    soft_pendulum_swing_up,
-    strain_tracking,
-    tendon_reaching,
-    tendon_tracking,
-)
+from typing import NamedTuple
 
-# The same task on PyElastica (Gymnasium only; PyElastica is imported when the env is made).
-register_gym_twin("TendonTracking-Elastica-v0", "sorogym.envs.tendon_tracking_elastica:TendonTrackingElastica",
-                  like="TendonTracking-v0")
+#: Gymnasium ids are ``sorogym/<name>``.
+GYM_NAMESPACE = "sorogym"
 
-__all__ = ["conical_arm_reaching", "contact_safe_reaching", "pose_tracking", "soft_pendulum_swing_up", "strain_tracking",
-           "tendon_reaching", "tendon_tracking"]
+
+class CatalogueEntry(NamedTuple):
+    """One env of the suite."""
+
+    entry_point: str  # "module:Class" of the env class
+    max_episode_steps: int  # the default config's episode_length_s / control_dt (the Gymnasium time limit)
+    gym_only: bool = False  # a Gymnasium env (the task on another physics backend), not a brax env
+
+
+CATALOGUE: dict[str, CatalogueEntry] = {
+    "ConicalArmReaching-v0": CatalogueEntry("sorogym.envs.conical_arm_reaching:ConicalArmReaching", 75),
+    "ContactSafeReaching-v0": CatalogueEntry("sorogym.envs.contact_safe_reaching:ContactSafeReaching", 120),
+    "PoseTracking-v0": CatalogueEntry("sorogym.envs.pose_tracking:PoseTracking", 800),
+    "SoftPendulumSwingUp-v0": CatalogueEntry("sorogym.envs.soft_pendulum_swing_up:SoftPendulumSwingUp", 200),
+    "StrainTracking-v0": CatalogueEntry("sorogym.envs.strain_tracking:StrainTracking", 600),
+    "TendonReaching-v0": CatalogueEntry("sorogym.envs.tendon_reaching:TendonReaching", 75),
+    "TendonTracking-v0": CatalogueEntry("sorogym.envs.tendon_tracking:TendonTracking", 105),
+    "TendonTracking-Elastica-v0": CatalogueEntry(
+        "sorogym.envs.tendon_tracking_elastica:TendonTrackingElastica", 105, gym_only=True
+    ),
+}
+
+
+def register_gym_id(gymnasium, name: str, max_episode_steps: int, entry_point: str | None = None) -> None:
+    """Register ``sorogym/<name>`` with the ``gymnasium`` module (no-op when registered): the
+    Gymnasium faces of the brax env ``name`` (:mod:`sorogym.env`, with a batched
+    ``vector_entry_point``), or the Gymnasium-only env at ``entry_point``."""
+    faces = {"entry_point": "sorogym.env._gym:GymEnv", "vector_entry_point": "sorogym.env._gym:GymVectorEnv"}
+    spec = {**faces, "kwargs": {"env_name": name}} if entry_point is None else {"entry_point": entry_point}
+    if f"{GYM_NAMESPACE}/{name}" not in gymnasium.registry:
+        gymnasium.register(id=f"{GYM_NAMESPACE}/{name}", max_episode_steps=max_episode_steps, **spec)
+
+
+def register_with_gymnasium(gymnasium) -> None:
+    """Register every env of :data:`CATALOGUE` with ``gymnasium`` (idempotent; :mod:`sorogym`
+    calls it once Gymnasium is imported)."""
+    for name, entry in CATALOGUE.items():
+        register_gym_id(gymnasium, name, entry.max_episode_steps, entry.entry_point if entry.gym_only else None)
+
+
+__all__ = ["CATALOGUE", "CatalogueEntry", "GYM_NAMESPACE", "register_gym_id", "register_with_gymnasium"]

@@ -83,14 +83,24 @@ class ConicalArmReaching(TendonReaching):
         return default_config()
 
     def build_model(self, config: Config) -> GVS:
-        check_positive_fields(config, ("young_modulus", "density", "tendon_offset", "max_tension", "success_radius",
-                                       "success_angle_deg"))
+        check_positive_fields(
+            config, ("young_modulus", "density", "tendon_offset", "max_tension", "success_radius", "success_angle_deg")
+        )
         if config.damping < 0:
             raise ValueError(f"damping: must be >= 0, got {config.damping!r}")
         if config.goal_sampling != "equilibrium":
-            raise ValueError(f"goal_sampling: {self.name} supports only 'equilibrium' (two tendons reach a "
-                             f"two-dimensional sheet, which uniform workspace sampling would miss), got {config.goal_sampling!r}")
+            raise ValueError(
+                f"goal_sampling: {self.name} supports only 'equilibrium' (two tendons reach a "
+                f"two-dimensional sheet, which uniform workspace sampling would miss), got {config.goal_sampling!r}"
+            )
         if not 0.0 < config.goal_activation <= 1.0:
             raise ValueError(f"goal_activation: must lie in (0, 1], got {config.goal_activation!r}")
-        return conical_tendon_arm(config.young_modulus, config.poisson_ratio, config.density, config.damping,
-                                  config.tendon_offset, "hanging", dtype=self.dtype)
+        return conical_tendon_arm(
+            config.young_modulus,
+            config.poisson_ratio,
+            config.density,
+            config.damping,
+            config.tendon_offset,
+            "hanging",
+            dtype=self.dtype,
+        )

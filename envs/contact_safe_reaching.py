@@ -40,27 +40,36 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from sorogym.contact import contact_generalized_force
 from sorogym.control import SecondOrderGains, contact_barrier
-from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.models import PCS
+from sorogym.robots import tendon_ring_pcs
 
 from ._common import (
     action_from_tensions,
-    cached_goal_bank,
     check_positive_fields,
     clf_tensions,
     reaching_terms,
-    robot_key,
-    sample_goal,
-    tendon_ring_pcs,
+    rod_scene,
     tensions_from_action,
     tip_position_velocity,
 )
+from .goals import cached_goal_bank, robot_key, sample_goal
 
-_ROBOT_FIELDS = ("segment_lengths", "radius", "density", "young_modulus", "shear_modulus", "gravity",
-                 "tendon_offset", "tendon_angles_deg", "tendon_spans")
+_ROBOT_FIELDS = (
+    "segment_lengths",
+    "radius",
+    "density",
+    "young_modulus",
+    "shear_modulus",
+    "gravity",
+    "tendon_offset",
+    "tendon_angles_deg",
+    "tendon_spans",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,11 +121,19 @@ def default_config() -> Config:
     return Config()
 
 
+@struct.dataclass
+class ObstacleReachingTask:
+    """Task state: the goal and the spherical obstacles (world frame)."""
+
+    goal: jax.Array  # (3,) goal position [m]
+    centers: jax.Array  # (k, 3) obstacle centres [m]
+    radii: jax.Array  # (k,) obstacle radii [m]
+
+
 @register
-class ContactSafeReaching(FusedOutputs, SoroEnv):
+class ContactSafeReaching(SoroEnv):
     __doc__ = __doc__
     name = "ContactSafeReaching-v0"
-    info_keys = ("cost",)
     reference_overrides = {"randomize_scene": False}
 
     @classmethod
@@ -124,8 +141,9 @@ class ContactSafeReaching(FusedOutputs, SoroEnv):
         return default_config()
 
     def build_model(self, config: Config) -> PCS:
-        check_positive_fields(config, ("max_tension", "obstacle_radii", "contact_stiffness", "force_bound",
-                                       "success_radius"))
+        check_positive_fields(
+            config, ("max_tension", "obstacle_radii", "contact_stiffness", "force_bound", "success_radius")
+        )
         if np.asarray(config.obstacle_centers).shape != (len(config.obstacle_radii), 3):
             raise ValueError("obstacle_centers: expected one (x, y, z) per obstacle radius")
         if config.contact_points < 2:
@@ -150,7 +168,9 @@ class ContactSafeReaching(FusedOutputs, SoroEnv):
         c = self.config
         self.goal_bank = None
         if c.randomize_scene:
-            self.goal_bank = cached_goal_bank(robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension)
+            self.goal_bank = cached_goal_bank(
+                robot_key(c, _ROBOT_FIELDS), self.model, c.num_goal_candidates, c.max_tension
+            )
 
     def reset_task(self, key, model):
         c = self.config
@@ -161,34 +181,35 @@ class ContactSafeReaching(FusedOutputs, SoroEnv):
             kg, ko = jax.random.split(key)
             centers = centers + jax.random.uniform(ko, centers.shape, self.dtype, -c.obstacle_jitter, c.obstacle_jitter)
             goal = sample_goal(kg, jnp.asarray(self.goal_bank, self.dtype), centers, radii, c.radius)[:3]
-        task = {"goal": goal, "centers": centers, "radii": jnp.asarray(c.obstacle_radii, self.dtype)}
+        task = ObstacleReachingTask(goal=goal, centers=centers, radii=jnp.asarray(c.obstacle_radii, self.dtype))
         n, m = model.num_dofs, model.num_actuators
         return task, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)
 
     def command(self, model, ps, action):
         return tensions_from_action(action, self.config.max_tension)
 
-    def _contact(self, model, q, task):
-        return contact_generalized_force(model, q, self._probe_points(model), task["centers"], task["radii"],
-                                         self.config.contact_stiffness)
+    def _contact(self, model, q, task: ObstacleReachingTask):
+        return contact_generalized_force(
+            model, q, self._probe_points(model), task.centers, task.radii, self.config.contact_stiffness
+        )
 
     def external_force(self, model, q, qd, ps):
         return self._contact(model, q, ps.task)[0]
 
-    def outputs(self, model, prev, ps, action):
+    def outputs(self, model, prev, ps, action) -> StepOutputs:
         # tip kinematics and contact once per step, shared by every output
         c = self.config
         tip, tip_vel = tip_position_velocity(model, ps.q, ps.qd)
         _, forces, clearance = self._contact(model, ps.q, ps.task)
         peak = jnp.max(forces)
         excess = jnp.maximum(peak - c.force_bound, 0.0)
-        d, terms = reaching_terms(tip, ps.task["goal"], ps.u, c.success_radius, c.max_tension)
-        terms["contact"] = -excess
         t = ps.task
-        obstacles = jnp.concatenate([t["centers"], t["radii"][:, None]], axis=-1).reshape(-1)
-        obs = jnp.concatenate([ps.q, ps.qd, tip, tip_vel, t["goal"], ps.u, obstacles, jnp.min(clearance, axis=0)])
+        d, terms = reaching_terms(tip, t.goal, ps.u, c.success_radius, c.max_tension)
+        terms["contact"] = -excess
+        obstacles = jnp.concatenate([t.centers, t.radii[:, None]], axis=-1).reshape(-1)
+        obs = jnp.concatenate([ps.q, ps.qd, tip, tip_vel, t.goal, ps.u, obstacles, jnp.min(clearance, axis=0)])
         metrics = {"goal_distance": d, "success": terms["success"], "peak_contact_force": peak}
-        return obs, terms, metrics, {"cost": excess}
+        return StepOutputs(obs, terms, metrics, info={"cost": excess})
 
     # -- experts: the paper's HOCLF and HOCLF+HOCBF controllers ---------------------------
 
@@ -209,20 +230,29 @@ class ContactSafeReaching(FusedOutputs, SoroEnv):
         def act(state):
             ps = state.pipeline_state
             model = self.episode_model(ps)
-            goal = ps.task["goal"]
+            goal = ps.task.goal
             cbf = None
             if safe:
-                cbf = contact_barrier(model, self._probe_points(model), ps.task["centers"], ps.task["radii"],
-                                      c.contact_stiffness, c.force_bound)
-            u = clf_tensions(model, ps, lambda t: goal, c.max_tension, clf_gains, cbf, cbf_gains,
-                             tau_ext=self.external_force(model, ps.q, ps.qd, ps))
+                cbf = contact_barrier(
+                    model, self._probe_points(model), ps.task.centers, ps.task.radii, c.contact_stiffness, c.force_bound
+                )
+            u = clf_tensions(
+                model,
+                ps,
+                lambda t: goal,
+                c.max_tension,
+                clf_gains,
+                cbf,
+                cbf_gains,
+                tau_ext=self.external_force(model, ps.q, ps.qd, ps),
+            )
             return action_from_tensions(u, c.max_tension)
 
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        scene = super().render_scene(ps)
-        scene["markers"].append(("goal", np.asarray(ps.task["goal"]), "tab:green"))
-        scene["spheres"] = [(np.asarray(c), float(r)) for c, r in zip(ps.task["centers"], ps.task["radii"])]
+        scene = rod_scene(self, ps)
+        scene["markers"].append(("goal", np.asarray(ps.task.goal), "tab:green"))
+        scene["spheres"] = [(np.asarray(c), float(r)) for c, r in zip(ps.task.centers, ps.task.radii, strict=True)]
         scene["bounds"] = ((-0.1, 0.2), (-0.1, 0.2), (0.0, 0.35))
         return scene

@@ -44,13 +44,14 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from sorogym.control import ImpedanceController, OperationalSpaceDynamics, matched_impedance_gains
-from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.lie import so3
 from sorogym.robots import FIGURE_EIGHT_AMPLITUDES, case_study_pcs, figure_eight_reference
 
-from ._common import check_positive_fields
+from ._common import check_positive_fields, rod_scene
 from .strain_tracking import STRAIN_SCALES, VELOCITY_SCALE, RewardConfig  # the same tracking reward terms and scales
 
 POSITION_SCALE = 0.05  # m: position errors are observed and rewarded in these units
@@ -83,8 +84,18 @@ def default_config() -> Config:
     return Config()
 
 
+@struct.dataclass
+class PoseTrackingTask:
+    """Task state: the figure-eight pose reference and the force that holds the straight arm."""
+
+    period: jax.Array  # () period of the figure [s]
+    amplitudes: jax.Array  # (2,) signed tangent-plane lobe amplitudes [m]
+    origin: jax.Array  # (4, 4) the straight arm's tip pose (world frame), where the figure starts
+    hold: jax.Array  # (12,) u_hold = G(0) + K(0) [N m, N], commanded by a = 0
+
+
 @register
-class PoseTracking(FusedOutputs, SoroEnv):
+class PoseTracking(SoroEnv):
     __doc__ = __doc__
     name = "PoseTracking-v0"
 
@@ -93,8 +104,10 @@ class PoseTracking(FusedOutputs, SoroEnv):
         return default_config()
 
     def build_model(self, config: Config):
-        check_positive_fields(config, ("viscosity", "sphere_radius", "position_tolerance", "orientation_tolerance",
-                                       "period", "amplitude_scale"))
+        check_positive_fields(
+            config,
+            ("viscosity", "sphere_radius", "position_tolerance", "orientation_tolerance", "period", "amplitude_scale"),
+        )
         if len(config.max_force) != 12 or not all(np.isfinite(f) and f > 0 for f in config.max_force):
             raise ValueError(f"max_force: expected 12 positive forces, got {config.max_force}")
         for name in ("period", "amplitude_scale"):
@@ -125,17 +138,17 @@ class PoseTracking(FusedOutputs, SoroEnv):
         z = jnp.zeros(12, dt)
         origin = model.forward_kinematics(z, model.total_length)  # the straight arm's tip pose
         hold = model.potential_force(z)
-        task = {"period": period, "amplitudes": amplitudes, "origin": origin, "hold": hold}
+        task = PoseTrackingTask(period=period, amplitudes=amplitudes, origin=origin, hold=hold)
         return task, z, z, hold
 
     def command(self, model, ps, action):
-        return ps.task["hold"] + jnp.asarray(self.config.max_force, self.dtype) * action
+        return ps.task.hold + jnp.asarray(self.config.max_force, self.dtype) * action
 
-    def reference(self, task):
+    def reference(self, task: PoseTrackingTask):
         """The episode's pose reference (:class:`~sorogym.control.PoseReference`)."""
-        return figure_eight_reference(task["origin"], self.config.sphere_radius, task["period"], task["amplitudes"])
+        return figure_eight_reference(task.origin, self.config.sphere_radius, task.period, task.amplitudes)
 
-    def outputs(self, model, prev, ps, action):
+    def outputs(self, model, prev, ps, action) -> StepOutputs:
         c = self.config
         ref = self.reference(ps.task)(ps.t)
         pose, J = model.pose_and_jacobian(ps.q, model.total_length)
@@ -143,23 +156,33 @@ class PoseTracking(FusedOutputs, SoroEnv):
         e_R = so3.log(ref.value[:3, :3] @ pose[:3, :3].T)
         e_p = ref.value[:3, 3] - pose[:3, 3]
         d_p, d_R = jnp.linalg.norm(e_p), jnp.linalg.norm(e_R)
-        g0 = ps.task["origin"]
+        g0 = ps.task.origin
         centre = g0[:3, 3] - c.sphere_radius * g0[:3, 0]
         s = jnp.asarray(STRAIN_SCALES * 2, self.dtype)
-        phase = 2 * jnp.pi * ps.t / ps.task["period"]
+        phase = 2 * jnp.pi * ps.t / ps.task.period
 
         def scaled_twist(w):
             return jnp.concatenate([w[:3], w[3:] / WORKSPACE_SCALE])
 
-        obs = jnp.concatenate([
-            e_R, e_p / POSITION_SCALE, (pose[:3, 3] - centre) / WORKSPACE_SCALE, pose[:3, 0], pose[:3, 1],
-            scaled_twist(ref.rate), scaled_twist(twist), ps.q / s, ps.qd / (VELOCITY_SCALE * s),
-            (ps.u - ps.task["hold"]) / jnp.asarray(c.max_force, self.dtype), jnp.stack([jnp.sin(phase), jnp.cos(phase)]),
-        ])
+        obs = jnp.concatenate(
+            [
+                e_R,
+                e_p / POSITION_SCALE,
+                (pose[:3, 3] - centre) / WORKSPACE_SCALE,
+                pose[:3, 0],
+                pose[:3, 1],
+                scaled_twist(ref.rate),
+                scaled_twist(twist),
+                ps.q / s,
+                ps.qd / (VELOCITY_SCALE * s),
+                (ps.u - ps.task.hold) / jnp.asarray(c.max_force, self.dtype),
+                jnp.stack([jnp.sin(phase), jnp.cos(phase)]),
+            ]
+        )
         success = ((d_p < c.position_tolerance) & (d_R < c.orientation_tolerance)).astype(self.dtype)
         effort = jnp.zeros((), self.dtype) if action is None else -jnp.mean(action**2)
         terms = {"error": -0.5 * (d_p / POSITION_SCALE + d_R / ORIENTATION_SCALE), "success": success, "effort": effort}
-        return obs, terms, {"position_error": d_p, "orientation_error": d_R, "success": success}, {}
+        return StepOutputs(obs, terms, {"position_error": d_p, "orientation_error": d_R, "success": success}, info={})
 
     # -- experts ----------------------------------------------------------------------------
 
@@ -195,6 +218,9 @@ class PoseTracking(FusedOutputs, SoroEnv):
             task = OperationalSpaceDynamics(model, [tip])
             controller = ImpedanceController(task, self.reference(ps.task), stiffness, damping)
             u, _ = controller(ps.t, jnp.concatenate([ps.q, ps.qd]), controller.initial_state())
-            return jnp.clip((u - ps.task["hold"]) / max_force, -1.0, 1.0)
+            return jnp.clip((u - ps.task.hold) / max_force, -1.0, 1.0)
 
         return Expert(f"{self.name}/{kind}", act)
+
+    def render_scene(self, ps):
+        return rod_scene(self, ps)

@@ -36,8 +36,9 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
-from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.models import ArticulatedSoftRobot
 from sorogym.robots import soft_pendulum, soft_pendulum_tip
 
@@ -89,8 +90,13 @@ def _wrap(angle):
     return jnp.mod(angle + jnp.pi, 2.0 * jnp.pi) - jnp.pi
 
 
+@struct.dataclass
+class SwingUpTask:
+    """Task state: none (the task is the same every episode; only the initial state is random)."""
+
+
 @register
-class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
+class SoftPendulumSwingUp(SoroEnv):
     __doc__ = __doc__
     name = "SoftPendulumSwingUp-v0"
     randomizable_fields = ("mass", "stiffness", "damping")
@@ -105,8 +111,16 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
             raise ValueError(f"initial_noise: must be >= 0 and finite, got {config.initial_noise!r}")
         if config.success_height > 1.0:
             raise ValueError(f"success_height: a fraction of the length in (0, 1], got {config.success_height!r}")
-        return soft_pendulum(config.num_links, config.length, config.mass, config.radius, config.stiffness,
-                             config.damping, "base_torque", dtype=self.dtype)
+        return soft_pendulum(
+            config.num_links,
+            config.length,
+            config.mass,
+            config.radius,
+            config.stiffness,
+            config.damping,
+            "base_torque",
+            dtype=self.dtype,
+        )
 
     @property
     def observation_dim(self) -> int:
@@ -122,12 +136,12 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
         kq, kv = jax.random.split(key)
         q0 = jax.random.uniform(kq, (n,), self.dtype, -eps, eps)
         qd0 = jax.random.uniform(kv, (n,), self.dtype, -eps, eps)
-        return {}, q0, qd0, jnp.zeros(1, self.dtype)
+        return SwingUpTask(), q0, qd0, jnp.zeros(1, self.dtype)
 
     def command(self, model, ps, action):
         return self.config.max_torque * jnp.clip(action, -1.0, 1.0)
 
-    def outputs(self, model, prev, ps, action):
+    def outputs(self, model, prev, ps, action) -> StepOutputs:
         c = self.config
         tip, tip_vel = jax.jvp(lambda q: self.tip_position(model, q), (ps.q,), (ps.qd,))
         height = tip[2] / c.length
@@ -141,14 +155,10 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
         }
         success = upright * (speed2 < c.success_speed**2).astype(height.dtype)
         obs = jnp.concatenate([jnp.cos(ps.q[:1]), jnp.sin(ps.q[:1]), ps.q[1:], ps.qd, tip, tip_vel, ps.u])
-        return obs, terms, {"tip_height": height, "success": success}, {}
+        return StepOutputs(obs, terms, {"tip_height": height, "success": success}, info={})
 
     def tip_position(self, model, q):
         return soft_pendulum_tip(model, q)
-
-    @property
-    def robot_length(self) -> float:
-        return float(self.config.length)
 
     # -- expert -----------------------------------------------------------------------------
 
@@ -165,8 +175,9 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
 
         model, n = self.model, self.model.num_dofs
         q_up = jnp.zeros(n, self.dtype).at[0].set(jnp.pi)
-        M, dG, B = jax.jit(lambda q: (model.inertia_matrix(q), jax.jacfwd(model.gravitational_force)(q),
-                                      model.actuation_matrix(q)))(q_up)
+        M, dG, B = jax.jit(
+            lambda q: (model.inertia_matrix(q), jax.jacfwd(model.gravitational_force)(q), model.actuation_matrix(q))
+        )(q_up)
         M, dG, B = (np.asarray(x, np.float64) for x in (M, dG, B))
         S = np.asarray(model.stiffness_matrix(), np.float64)
         D = np.asarray(model.damping_matrix(), np.float64)
@@ -175,9 +186,9 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
         Bc = np.concatenate([np.zeros((n, 1)), Minv @ B])
         # exact zero-order-hold discretisation: expm of the augmented matrix
         augmented = np.zeros((2 * n + 1, 2 * n + 1))
-        augmented[:2 * n, :2 * n], augmented[:2 * n, 2 * n:] = A, Bc
+        augmented[: 2 * n, : 2 * n], augmented[: 2 * n, 2 * n :] = A, Bc
         Phi = scipy.linalg.expm(augmented * self.config.control_dt)
-        Ad, Bd = Phi[:2 * n, :2 * n], Phi[:2 * n, 2 * n:]
+        Ad, Bd = Phi[: 2 * n, : 2 * n], Phi[: 2 * n, 2 * n :]
         Q = np.diag(np.r_[np.full(n, angle_weight), np.full(n, rate_weight)])
         R = np.array([[1.0 / self.config.max_torque**2]])
         P = scipy.linalg.solve_discrete_are(Ad, Bd, Q, R)
@@ -228,8 +239,11 @@ class SoftPendulumSwingUp(FusedOutputs, SoroEnv):
         backbone = np.concatenate([poses[:, :3, 3], tip[None]], axis=0)
         half = 1.1 * self.config.length
         return {
-            "backbone": backbone, "radius": np.full(len(backbone), self.config.radius), "tendons": [],
-            "markers": [("pivot", np.zeros(3), "tab:gray")], "spheres": [],
+            "backbone": backbone,
+            "radius": np.full(len(backbone), self.config.radius),
+            "tendons": [],
+            "markers": [("pivot", np.zeros(3), "tab:gray")],
+            "spheres": [],
             "bounds": ((-half, half), (-half, half), (-half, half)),
             "title": f"{self.name}  t = {float(ps.t):.2f} s",
         }

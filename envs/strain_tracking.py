@@ -41,12 +41,13 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from sorogym.control import ConfigurationController, FunctionReference, PIDGains
-from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.robots import case_study_pcs
 
-from ._common import check_positive_fields
+from ._common import check_positive_fields, rod_scene
 
 STRAIN_SCALES = (10.0, 10.0, 10.0, 0.1, 0.1, 0.1)
 VELOCITY_SCALE = 10.0  # 1/s: velocities are observed as qd / (10 s)
@@ -91,18 +92,31 @@ def default_config() -> Config:
     return Config()
 
 
-def reference_strains(task, t):
+@struct.dataclass
+class StrainTrackingTask:
+    """Task state: the reference of the commanded strains ``(kappa_y, kappa_z, sigma_x - 1)`` [1/m, 1/m, -]."""
+
+    is_trajectory: jax.Array  # () 1.0: a smooth trajectory, 0.0: a setpoint sequence
+    setpoints: jax.Array  # (k, 3) setpoints, each held for setpoint_duration
+    amplitude: jax.Array  # (3,) trajectory amplitudes
+    frequency: jax.Array  # (3,) trajectory frequencies [rad/s]
+    phase: jax.Array  # (3,) trajectory phases [rad]
+    setpoint_duration: jax.Array  # () [s]
+    ramp_time: jax.Array  # () duration of the trajectory's quintic ramp [s]
+
+
+def reference_strains(task: StrainTrackingTask, t):
     """``q_d(t)`` ``(6,)`` of an episode's reference (``task`` from :meth:`reset_task`)."""
-    k = jnp.clip(jnp.floor(t / task["setpoint_duration"]).astype(jnp.int32), 0, task["setpoints"].shape[0] - 1)
-    s = jnp.clip(t / task["ramp_time"], 0.0, 1.0)
+    k = jnp.clip(jnp.floor(t / task.setpoint_duration).astype(jnp.int32), 0, task.setpoints.shape[0] - 1)
+    s = jnp.clip(t / task.ramp_time, 0.0, 1.0)
     ramp = 10 * s**3 - 15 * s**4 + 6 * s**5
-    trajectory = ramp * task["amplitude"] * jnp.sin(task["frequency"] * t + task["phase"])
-    commanded = jnp.where(task["is_trajectory"] > 0, trajectory, task["setpoints"][k])
+    trajectory = ramp * task.amplitude * jnp.sin(task.frequency * t + task.phase)
+    commanded = jnp.where(task.is_trajectory > 0, trajectory, task.setpoints[k])
     return jnp.zeros((6,), commanded.dtype).at[jnp.asarray(COMMANDED)].set(commanded)
 
 
 @register
-class StrainTracking(FusedOutputs, SoroEnv):
+class StrainTracking(SoroEnv):
     __doc__ = __doc__
     name = "StrainTracking-v0"
 
@@ -122,7 +136,9 @@ class StrainTracking(FusedOutputs, SoroEnv):
         if not 0 < lo <= hi:
             raise ValueError(f"frequency: expected 0 < low <= high, got {config.frequency}")
         if np.any(np.asarray(config.setpoint_low) > np.asarray(config.setpoint_high)):
-            raise ValueError(f"setpoint_low/high: low must not exceed high, got {config.setpoint_low}, {config.setpoint_high}")
+            raise ValueError(
+                f"setpoint_low/high: low must not exceed high, got {config.setpoint_low}, {config.setpoint_high}"
+            )
         return case_study_pcs(1, dtype=self.dtype, viscosity=config.viscosity)
 
     @property
@@ -142,15 +158,15 @@ class StrainTracking(FusedOutputs, SoroEnv):
         k_mode, k_set, k_amp, k_freq, k_phase = jax.random.split(key, 5)
         num_setpoints = int(np.ceil(c.episode_length_s / c.setpoint_duration)) + 1
         u3 = lambda k, lo, hi, shape=(3,): jax.random.uniform(k, shape, dt, jnp.asarray(lo, dt), jnp.asarray(hi, dt))  # noqa: E731
-        task = {
-            "is_trajectory": (jax.random.uniform(k_mode, (), dt) < c.trajectory_probability).astype(dt),
-            "setpoints": u3(k_set, c.setpoint_low, c.setpoint_high, (num_setpoints, 3)),
-            "amplitude": u3(k_amp, -np.asarray(c.amplitude), c.amplitude),
-            "frequency": u3(k_freq, c.frequency[0], c.frequency[1]),
-            "phase": u3(k_phase, -np.pi, np.pi),
-            "setpoint_duration": jnp.asarray(c.setpoint_duration, dt),
-            "ramp_time": jnp.asarray(c.ramp_time, dt),
-        }
+        task = StrainTrackingTask(
+            is_trajectory=(jax.random.uniform(k_mode, (), dt) < c.trajectory_probability).astype(dt),
+            setpoints=u3(k_set, c.setpoint_low, c.setpoint_high, (num_setpoints, 3)),
+            amplitude=u3(k_amp, -np.asarray(c.amplitude), c.amplitude),
+            frequency=u3(k_freq, c.frequency[0], c.frequency[1]),
+            phase=u3(k_phase, -np.pi, np.pi),
+            setpoint_duration=jnp.asarray(c.setpoint_duration, dt),
+            ramp_time=jnp.asarray(c.ramp_time, dt),
+        )
         z = jnp.zeros(6, dt)
         return task, z, z, z
 
@@ -161,17 +177,18 @@ class StrainTracking(FusedOutputs, SoroEnv):
         """The episode's reference as a :class:`~sorogym.control.FunctionReference`."""
         return FunctionReference(lambda t: reference_strains(task, t))
 
-    def outputs(self, model, prev, ps, action):
+    def outputs(self, model, prev, ps, action) -> StepOutputs:
         ref = self.reference(ps.task)(ps.t)
         s = self._strain_scales
         err = (ref.value - ps.q) / s
         u_scaled = ps.u / jnp.asarray(self.config.max_force, self.dtype)
-        obs = jnp.concatenate([ps.q / s, ps.qd / (VELOCITY_SCALE * s), ref.value / s, ref.rate / (VELOCITY_SCALE * s),
-                               err, u_scaled])
+        obs = jnp.concatenate(
+            [ps.q / s, ps.qd / (VELOCITY_SCALE * s), ref.value / s, ref.rate / (VELOCITY_SCALE * s), err, u_scaled]
+        )
         mean_error = jnp.mean(jnp.abs(err))
         success = (jnp.max(jnp.abs(err)) < self.config.success_tolerance).astype(self.dtype)
         terms = {"error": -mean_error, "success": success, "effort": -jnp.mean(u_scaled**2)}
-        return obs, terms, {"tracking_error": mean_error, "success": success}, {}
+        return StepOutputs(obs, terms, {"tracking_error": mean_error, "success": success}, info={})
 
     # -- experts ----------------------------------------------------------------------------
 
@@ -199,8 +216,13 @@ class StrainTracking(FusedOutputs, SoroEnv):
         def act(state):
             ps = state.pipeline_state
             model = self.episode_model(ps)
-            controller = ConfigurationController(model, self.reference(ps.task), gains, compensation, nominal_inertia=M0)
+            controller = ConfigurationController(
+                model, self.reference(ps.task), gains, compensation, nominal_inertia=M0
+            )
             u, _ = controller(ps.t, jnp.concatenate([ps.q, ps.qd]), controller.initial_state())
             return jnp.clip(u / max_force, -1.0, 1.0)
 
         return Expert(f"{self.name}/{kind}", act)
+
+    def render_scene(self, ps):
+        return rod_scene(self, ps)

@@ -51,6 +51,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from sorogym.control import (
     ActuationSpaceController,
@@ -59,28 +60,38 @@ from sorogym.control import (
     PIDGains,
     SecondOrderGains,
 )
-from sorogym.env import EpisodeConfig, Expert, FusedOutputs, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.models import PCS
 from sorogym.planning import TendonStaticsModel, ik_residual, levenberg_marquardt
+from sorogym.robots import tendon_ring_pcs
 
 from ._common import (
     action_from_tensions,
-    cached_goal_bank,
+    axis_angle_between,
+    axis_of_pose,
     check_positive_fields,
     clf_tensions,
     quasi_static_tensions,
-    axis_angle_between,
-    axis_of_pose,
     reaching_terms,
-    robot_key,
-    sample_goal,
-    tendon_ring_pcs,
+    rod_scene,
     tensions_from_action,
     tip_kinematics,
 )
+from .goals import cached_goal_bank, robot_key, sample_goal
 
-_ROBOT_FIELDS = ("segment_lengths", "radius", "density", "young_modulus", "poisson_ratio", "damping",
-                 "gravity", "active_strains", "tendon_offset", "tendon_angles_deg", "tendon_spans")
+_ROBOT_FIELDS = (
+    "segment_lengths",
+    "radius",
+    "density",
+    "young_modulus",
+    "poisson_ratio",
+    "damping",
+    "gravity",
+    "active_strains",
+    "tendon_offset",
+    "tendon_angles_deg",
+    "tendon_spans",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +125,7 @@ class Config(EpisodeConfig):
     # Task
     num_goal_candidates: int = 512
     goal_sampling: str = "equilibrium"  # or "workspace" (uniform over the reachable workspace)
+    goal_activation: float = 0.5  # probability that a tendon pulls in a goal sample ("equilibrium")
     success_radius: float = 0.01
     goal_orientation: bool = False
     success_angle_deg: float = 10.0
@@ -128,8 +140,17 @@ def default_config() -> Config:
     return Config()
 
 
+@struct.dataclass
+class ReachingTask:
+    """Task state: a static goal, one equilibrium of the goal bank (world frame)."""
+
+    goal: jax.Array  # (3,) goal position [m]
+    goal_axis: jax.Array  # (3,) its unit tip axis (backbone tangent), a goal only with goal_orientation
+    goal_configuration: jax.Array  # (n,) its configuration q (the actuation-space expert's setpoint)
+
+
 @register
-class TendonReaching(FusedOutputs, SoroEnv):
+class TendonReaching(SoroEnv):
     __doc__ = __doc__
     name = "TendonReaching-v0"
 
@@ -143,9 +164,14 @@ class TendonReaching(FusedOutputs, SoroEnv):
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
         c = self.config
-        self.goal_bank = cached_goal_bank(robot_key(c, self.robot_fields), self.model, c.num_goal_candidates,
-                                          c.max_tension, sampling=c.goal_sampling,
-                                          activation=getattr(c, "goal_activation", 0.5))
+        self.goal_bank = cached_goal_bank(
+            robot_key(c, self.robot_fields),
+            self.model,
+            c.num_goal_candidates,
+            c.max_tension,
+            sampling=c.goal_sampling,
+            activation=c.goal_activation,
+        )
 
     def build_model(self, config: Config) -> PCS:
         check_positive_fields(config, ("max_tension", "success_radius", "success_angle_deg"))
@@ -163,35 +189,42 @@ class TendonReaching(FusedOutputs, SoroEnv):
     def reset_task(self, key, model):
         row = sample_goal(key, jnp.asarray(self.goal_bank, self.dtype))
         n, m = model.num_dofs, model.num_actuators
-        task = {"goal": row[:3], "goal_axis": row[3:6], "goal_configuration": row[6:6 + n]}
+        task = ReachingTask(goal=row[:3], goal_axis=row[3:6], goal_configuration=row[6 : 6 + n])
         return task, jnp.zeros(n, self.dtype), jnp.zeros(n, self.dtype), jnp.zeros(m, self.dtype)
 
     def command(self, model, ps, action):
         return tensions_from_action(action, self.config.max_tension)
 
-    def outputs(self, model, prev, ps, action):
+    def outputs(self, model, prev, ps, action) -> StepOutputs:
         # tip kinematics once per step, shared by the observation, reward and metrics
         c = self.config
         pose, tip_vel = tip_kinematics(model, ps.q, ps.qd)
-        tip, goal = pose[:3, 3], ps.task["goal"]
+        tip, goal = pose[:3, 3], ps.task.goal
         d, terms = reaching_terms(tip, goal, ps.u, c.success_radius, c.max_tension)
         parts = [ps.q, ps.qd, tip, tip_vel, goal, goal - tip, ps.u]
         angle = jnp.zeros_like(d)
         if c.goal_orientation:
             axis = axis_of_pose(pose)
-            angle = axis_angle_between(axis, ps.task["goal_axis"])
+            angle = axis_angle_between(axis, ps.task.goal_axis)
             terms["success"] = terms["success"] * (angle < np.deg2rad(c.success_angle_deg)).astype(d.dtype)
-            parts += [axis, ps.task["goal_axis"]]
+            parts += [axis, ps.task.goal_axis]
         terms["orientation"] = -angle
         metrics = {"goal_distance": d, "goal_angle": angle, "success": terms["success"]}
-        return jnp.concatenate(parts), terms, metrics, {}
+        return StepOutputs(jnp.concatenate(parts), terms, metrics, info={})
 
     # -- expert -----------------------------------------------------------------------------
 
     expert_kinds = ("actuation_space", "static_ik", "quasi_static", "hoclf")
 
-    def build_expert(self, kind: str, gain: float = 0.8, clf_frequency: float = 6.0,
-                     natural_frequency: float = 4.0, damping_ratio: float = 1.0, ik_iterations: int = 8) -> Expert:
+    def build_expert(
+        self,
+        kind: str,
+        gain: float = 0.8,
+        clf_frequency: float = 6.0,
+        natural_frequency: float = 4.0,
+        damping_ratio: float = 1.0,
+        ik_iterations: int = 8,
+    ) -> Expert:
         """Regulation of the tip position to the goal in tendon space, ignoring the goal
         orientation (with ``goal_orientation`` the goal axis comes from the same
         equilibrium, so reaching the position usually aligns it as well).
@@ -233,7 +266,7 @@ class TendonReaching(FusedOutputs, SoroEnv):
         def ik_configuration(model, ps):
             """Target strains from warm-started static IK of the goal position."""
             episode = statics.with_model(model)
-            residual = lambda z: ik_residual(episode, z, ps.task["goal"], position_only=True)  # noqa: E731
+            residual = lambda z: ik_residual(episode, z, ps.task.goal, position_only=True)  # noqa: E731
             z0 = jnp.concatenate([ps.q, ps.u])
             z, _ = levenberg_marquardt(residual, episode.project, z0, ik_iterations, bounds=episode.bounds())
             return episode.split(z)[0]
@@ -241,12 +274,12 @@ class TendonReaching(FusedOutputs, SoroEnv):
         def act(state):
             ps = state.pipeline_state
             model = self.episode_model(ps)
-            goal = ps.task["goal"]
+            goal = ps.task.goal
             if kind == "quasi_static":
                 u = quasi_static_tensions(model, ps, goal, c.max_tension, gain)
             elif kind in ("actuation_space", "static_ik"):
                 dynamics = eqx.tree_at(lambda d: d.model, nominal, model)  # this episode's parameters
-                q_d = ps.task["goal_configuration"] if kind == "actuation_space" else ik_configuration(model, ps)
+                q_d = ps.task.goal_configuration if kind == "actuation_space" else ik_configuration(model, ps)
                 controller = ActuationSpaceController(dynamics, ConstantReference(q_d), pd, "potential")
                 u, _ = controller(ps.t, jnp.concatenate([ps.q, ps.qd]), controller.initial_state())
                 u = jnp.clip(u, 0.0, c.max_tension)
@@ -257,11 +290,12 @@ class TendonReaching(FusedOutputs, SoroEnv):
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        scene = super().render_scene(ps)
-        scene["markers"].append(("goal", np.asarray(ps.task["goal"]), "tab:green"))
+        scene = rod_scene(self, ps)
+        scene["markers"].append(("goal", np.asarray(ps.task.goal), "tab:green"))
         if self.config.goal_orientation:
             scene.setdefault("arrows", []).append(
-                (np.asarray(ps.task["goal"]), 0.03 * np.asarray(ps.task["goal_axis"]), "tab:green"))
+                (np.asarray(ps.task.goal), 0.03 * np.asarray(ps.task.goal_axis), "tab:green")
+            )
         half = 1.1 * float(self.model.total_length)
         scene["bounds"] = ((-half / 2, half / 2), (-half / 2, half / 2), (-half, 0.0))
         return scene

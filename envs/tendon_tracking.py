@@ -37,13 +37,14 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from sorogym.actuation import Tendons
 from sorogym.control import SecondOrderGains
-from sorogym.env import EpisodeConfig, Expert, FusedOutputs, PhysicsState, SoroEnv, register
+from sorogym.env import EpisodeConfig, Expert, PhysicsState, SoroEnv, StepOutputs, register
 from sorogym.models import PCS, RodParams
 
-from ._common import clf_tensions, quasi_static_tensions, tip_position_velocity
+from ._common import check_positive_fields, clf_tensions, quasi_static_tensions, rod_scene, tip_position_velocity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +112,14 @@ def default_config() -> Config:
 
 
 # -- shared task code (also used by other physics backends) -------------------------------
+
+
+@struct.dataclass
+class TrackingTask:
+    """Task state: the target's motion at ``t = k control_dt``, ``k = 0..max_episode_steps`` (world frame)."""
+
+    path: jax.Array  # (T + 1, 3) target positions [m]
+    path_velocity: jax.Array  # (T + 1, 3) target velocities [m/s]
 
 
 def hemisphere_target_path(key: jax.Array, cfg: TargetConfig, num_points: int, dt: float, dtype=jnp.float32):
@@ -186,7 +195,7 @@ def increment_tendon_forces(u, action, increment, max_force):
 
 
 @register
-class TendonTracking(FusedOutputs, SoroEnv):
+class TendonTracking(SoroEnv):
     __doc__ = __doc__
     name = "TendonTracking-v0"
 
@@ -195,18 +204,26 @@ class TendonTracking(FusedOutputs, SoroEnv):
         return default_config()
 
     def build_model(self, config: Config) -> PCS:
-        for name in ("length", "radius", "tendon_offset", "tendon_force_increment", "max_tendon_force", "success_radius"):
-            value = getattr(config, name)
-            if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+        check_positive_fields(
+            config,
+            ("length", "radius", "tendon_offset", "tendon_force_increment", "max_tendon_force", "success_radius"),
+        )
         if config.tendon_offset >= config.radius:
-            raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius}), got {config.tendon_offset}")
+            raise ValueError(
+                f"tendon_offset: must lie inside the cross-section (< radius {config.radius}), "
+                f"got {config.tendon_offset}"
+            )
         if len(config.damping) != 6:
             raise ValueError(f"damping: expected 6 per-strain coefficients, got {len(config.damping)}")
         params = RodParams.upright(
-            length=config.length, radius=config.radius, density=config.density,
-            young_modulus=config.young_modulus, poisson_ratio=config.poisson_ratio,
-            damping=np.asarray(config.damping)[None, :], gravity=list(config.gravity), dtype=self.dtype,
+            length=config.length,
+            radius=config.radius,
+            density=config.density,
+            young_modulus=config.young_modulus,
+            poisson_ratio=config.poisson_ratio,
+            damping=np.asarray(config.damping)[None, :],
+            gravity=list(config.gravity),
+            dtype=self.dtype,
         )
         r = config.tendon_offset
         offsets = np.array([[0.0, r], [0.0, -r], [r, 0.0], [-r, 0.0]])[:, None, :]
@@ -223,41 +240,40 @@ class TendonTracking(FusedOutputs, SoroEnv):
     def _tip(self, model, ps):
         return tip_position_velocity(model, ps.q, ps.qd)
 
-    def _target(self, ps):
-        return self.target_at(ps.task, ps.steps)
-
     @staticmethod
-    def target_at(task, steps):
+    def target_at(task: TrackingTask, steps):
         """Target position and velocity ``(3,)`` each [m, m/s] after ``steps`` control steps
         of the episode whose task state is ``task``."""
-        k = jnp.minimum(steps, task["path"].shape[0] - 1)
-        return task["path"][k], task["path_velocity"][k]
+        k = jnp.minimum(steps, task.path.shape[0] - 1)
+        return task.path[k], task.path_velocity[k]
 
     def reset_task(self, key, model):
-        pos, vel = hemisphere_target_path(key, self.config.target, self.max_episode_steps + 1, self.control_dt, self.dtype)
+        pos, vel = hemisphere_target_path(
+            key, self.config.target, self.max_episode_steps + 1, self.control_dt, self.dtype
+        )
         n, m = model.num_dofs, model.num_actuators
         z = jnp.zeros
-        return {"path": pos, "path_velocity": vel}, z(n, self.dtype), z(n, self.dtype), z(m, self.dtype)
+        return TrackingTask(path=pos, path_velocity=vel), z(n, self.dtype), z(n, self.dtype), z(m, self.dtype)
 
     def command(self, model, ps: PhysicsState, action):
         c = self.config
         return increment_tendon_forces(ps.u, action, c.tendon_force_increment, c.max_tendon_force)
 
-    def outputs(self, model, prev, ps, action):
+    def outputs(self, model, prev, ps, action) -> StepOutputs:
         # tip kinematics once per step, shared by the observation, reward and metrics
         tip, tip_vel = self._tip(model, ps)
         return self.task_outputs(tip, tip_vel, ps.u, ps.task, ps.steps)
 
-    def task_outputs(self, tip, tip_vel, tensions, task, steps):
-        """``(observation, reward terms, metrics, info)`` of the task from the physical state
-        it sees: tip position and velocity ``(3,)`` [m, m/s] (world frame), tendon tensions
-        ``(4,)`` [N], the episode's task state and the control steps since reset. The whole
-        task definition in one place, used by every physics backend of this task (the PCS
-        model here, the Cosserat rod of ``TendonTracking-Elastica-v0``)."""
+    def task_outputs(self, tip, tip_vel, tensions, task: TrackingTask, steps) -> StepOutputs:
+        """The task's outputs from the physical state it sees: tip position and velocity
+        ``(3,)`` [m, m/s] (world frame), tendon tensions ``(4,)`` [N], the episode's task
+        state and the control steps since reset. The whole task definition in one place,
+        used by every physics backend of this task (the PCS model here, the Cosserat rod of
+        ``TendonTracking-Elastica-v0``)."""
         target, target_vel = self.target_at(task, steps)
         terms, d = tracking_reward_terms(tip, tip_vel, target, target_vel, self.config.success_radius)
         metrics = {"tracking_error": d, "success": terms["success"], "tendon_force_mean": jnp.mean(tensions)}
-        return tracking_observation(tip, tip_vel, tensions, target, target_vel), terms, metrics, {}
+        return StepOutputs(tracking_observation(tip, tip_vel, tensions, target, target_vel), terms, metrics, info={})
 
     # -- expert -----------------------------------------------------------------------------
 
@@ -281,10 +297,11 @@ class TendonTracking(FusedOutputs, SoroEnv):
         def act(state):
             ps = state.pipeline_state
             model = self.episode_model(ps)
-            pos, vel = self._target(ps)
+            pos, vel = self.target_at(ps.task, ps.steps)
             if kind == "quasi_static":
-                u = quasi_static_tensions(model, ps, pos + vel * self.control_dt, c.max_tendon_force, gain,
-                                          max_step=c.tendon_force_increment)
+                u = quasi_static_tensions(
+                    model, ps, pos + vel * self.control_dt, c.max_tendon_force, gain, max_step=c.tendon_force_increment
+                )
             else:
                 t_now = ps.t
                 u = clf_tensions(model, ps, lambda t: pos + vel * (t - t_now), c.max_tendon_force, gains)
@@ -293,13 +310,13 @@ class TendonTracking(FusedOutputs, SoroEnv):
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        return self.add_task_to_scene(super().render_scene(ps), ps.task, int(ps.steps))
+        return self.add_task_to_scene(rod_scene(self, ps), ps.task, int(ps.steps))
 
-    def add_task_to_scene(self, scene: dict, task, steps: int) -> dict:
+    def add_task_to_scene(self, scene: dict, task: TrackingTask, steps: int) -> dict:
         """``scene`` with the target marker and the task's fixed view bounds (shared by the
         renderers of every backend)."""
-        k = min(int(steps), task["path"].shape[0] - 1)
-        scene["markers"].append(("target", np.asarray(task["path"][k]), "tab:green"))
+        k = min(int(steps), task.path.shape[0] - 1)
+        scene["markers"].append(("target", np.asarray(task.path[k]), "tab:green"))
         c, R = np.asarray(self.config.target.center), self.config.target.radius
         half = max(R, 0.5 * self.config.length) * 1.4
         scene["bounds"] = ((c[0] - half, c[0] + half), (c[1] - half, c[1] + half), (0.0, 2 * half))

@@ -12,10 +12,10 @@ sim-to-sim comparisons. The two envs differ only in the physics backend:
   (:func:`~sorogym.envs.tendon_tracking.increment_tendon_forces`) are the JAX env's, called
   on the rod's tip state.
 * **Physics**: a clamped discrete Cosserat rod with the same length, radius, density,
-  E and ``G = E / (2 (1 + nu))`` (:mod:`sorogym.envs._elastica`), ``n_elements`` elements
+  E and ``G = E / (2 (1 + nu))`` (:mod:`sorogym.envs.elastica`), ``n_elements`` elements
   and PositionVerlet steps of at most ``max_dt``; the four tendons at the same offsets, as eyelet
   forces; the PCS per-strain damping mapped to a mass-proportional damping rate matching
-  the decay of the slowest bending mode (:func:`~sorogym.envs._elastica.matched_damping_rate`).
+  the decay of the slowest bending mode (:func:`~sorogym.envs.elastica.matched_damping_rate`).
   The defaults (40 elements, steps of at most 2e-4 s) come from the convergence study in
   ``results/comparison/elastica_convergence.md`` (``scripts/compare_backends.py``).
 
@@ -39,7 +39,7 @@ import numpy as np
 
 from sorogym.env._gym import _key_from, _spaces
 
-from ._elastica import RodSpec, TendonRod, matched_damping_rate
+from .elastica import RodSpec, TendonRod, matched_damping_rate
 from .tendon_tracking import TendonTracking, increment_tendon_forces
 
 #: Defaults of the rod discretisation (see the module docstring).
@@ -63,8 +63,15 @@ class TendonTrackingElastica(gymnasium.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
     name = "TendonTracking-Elastica-v0"
 
-    def __init__(self, n_elements: int = DEFAULT_ELEMENTS, max_dt: float = DEFAULT_MAX_DT, damping_rate: float | None = None,
-                 render_mode: str | None = None, render_size=(480, 480), **overrides):
+    def __init__(
+        self,
+        n_elements: int = DEFAULT_ELEMENTS,
+        max_dt: float = DEFAULT_MAX_DT,
+        damping_rate: float | None = None,
+        render_mode: str | None = None,
+        render_size=(480, 480),
+        **overrides,
+    ):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode: only 'rgb_array' is supported, got {render_mode!r}")
         task = TendonTracking(**overrides)
@@ -81,9 +88,14 @@ class TendonTrackingElastica(gymnasium.Env):
         r = c.tendon_offset
         offsets = ((0.0, r), (0.0, -r), (r, 0.0), (-r, 0.0))  # the JAX env's tendon layout
         self.rod_spec = RodSpec(
-            length=c.length, radius=c.radius, density=c.density, young_modulus=c.young_modulus,
-            shear_modulus=c.young_modulus / (2 * (1 + c.poisson_ratio)), tendon_offsets=offsets,
-            gravity=tuple(c.gravity), damping_rate=float(damping_rate),
+            length=c.length,
+            radius=c.radius,
+            density=c.density,
+            young_modulus=c.young_modulus,
+            shear_modulus=c.young_modulus / (2 * (1 + c.poisson_ratio)),
+            tendon_offsets=offsets,
+            gravity=tuple(c.gravity),
+            damping_rate=float(damping_rate),
         )
         self.rod = TendonRod(self.rod_spec, n_elements, dt)
         self.render_mode = render_mode
@@ -98,10 +110,11 @@ class TendonTrackingElastica(gymnasium.Env):
             return increment_tendon_forces(jnp.asarray(u, dtype), a, c.tendon_force_increment, c.max_tendon_force)
 
         def outputs(tip, tip_vel, u, task_state, steps):
-            obs, terms, metrics, _ = task.task_outputs(jnp.asarray(tip, dtype), jnp.asarray(tip_vel, dtype),
-                                                       jnp.asarray(u, dtype), task_state, steps)
-            reward, scaled = task.scaled_reward(terms)
-            return task._clean_obs(obs), reward, scaled, metrics
+            out = task.task_outputs(
+                jnp.asarray(tip, dtype), jnp.asarray(tip_vel, dtype), jnp.asarray(u, dtype), task_state, steps
+            )
+            reward, scaled = task.scaled_reward(out.reward_terms)
+            return task._clean_obs(out.obs), reward, scaled, out.metrics
 
         self._tension_update = jax.jit(tension_update)
         self._outputs = jax.jit(outputs)
@@ -156,8 +169,11 @@ class TendonTrackingElastica(gymnasium.Env):
 
         paths = self.rod.tendon_paths()
         scene = {
-            "backbone": self.rod.centerline(), "radius": np.array([self.rod_spec.radius]),
-            "tendons": [paths[j] for j in range(paths.shape[0])], "markers": [], "spheres": [],
+            "backbone": self.rod.centerline(),
+            "radius": np.array([self.rod_spec.radius]),
+            "tendons": [paths[j] for j in range(paths.shape[0])],
+            "markers": [],
+            "spheres": [],
             "title": f"{self.name}  t = {self.rod.time:.2f} s",
         }
         scene = self.task_env.add_task_to_scene(scene, jax.tree.map(np.asarray, self._task), self._steps)

@@ -1,23 +1,58 @@
 """sorogym: soft continuum robot models and RL environments on a differentiable JAX core.
 
-Importing the package registers every environment of the suite with Gymnasium
-(``gymnasium.make("sorogym/TendonTracking-v0")``) and with brax.
+``import sorogym`` loads the core only (no brax, flax or Gymnasium); :mod:`~sorogym.env`,
+:mod:`~sorogym.envs`, :mod:`~sorogym.agents`, :func:`make` and :func:`registry` load on first
+use. Once Gymnasium is imported, the suite is registered with it through string entry points
+(``gymnasium.make("sorogym/TendonTracking-v0")``).
 """
 
-from . import actuation, lie, models, sim
+import importlib
+
+import wrapt
+
+from . import actuation, lie, models, robots, sim
 from .actuation import ArticulatedTendons, GeneralizedActuation, McKibbenMuscles, PulleyTendons, Tendons
 from .models import GVS, PCS, ArticulatedSoftRobot, ChainParams, GVSParams, PlanarPCS, RodParams, SoftRobot, StrainBasis
-from . import robots
-from . import env  # noqa: E402  (after the core: envs build on it)
-from .env import make, registry
-from . import envs  # noqa: E402,F401  (the suite registers itself)
-
-env.register_everywhere()
 
 __version__ = "0.1.0"
 
+# the suite's catalogue is import-light: registering it loads no env module
+wrapt.register_post_import_hook(
+    lambda gymnasium: importlib.import_module(f"{__name__}.envs").register_with_gymnasium(gymnasium), "gymnasium"
+)
+
+
+def __getattr__(name: str):
+    # the layers above the core (brax, flax, Gymnasium) load on first use
+    if name in ("env", "envs", "agents"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in ("make", "registry"):
+        return getattr(importlib.import_module(f"{__name__}.env"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
-    "actuation", "lie", "models", "sim", "env", "envs", "make", "registry",
-    "GeneralizedActuation", "Tendons", "PCS", "GVS", "GVSParams", "StrainBasis", "PlanarPCS", "RodParams", "SoftRobot",
-    "ArticulatedSoftRobot", "ChainParams", "ArticulatedTendons", "PulleyTendons", "McKibbenMuscles", "robots",
+    "actuation",
+    "lie",
+    "models",
+    "sim",
+    "env",
+    "envs",
+    "make",
+    "registry",
+    "GeneralizedActuation",
+    "Tendons",
+    "PCS",
+    "GVS",
+    "GVSParams",
+    "StrainBasis",
+    "PlanarPCS",
+    "RodParams",
+    "SoftRobot",
+    "ArticulatedSoftRobot",
+    "ChainParams",
+    "ArticulatedTendons",
+    "PulleyTendons",
+    "McKibbenMuscles",
+    "robots",
 ]

@@ -4,9 +4,10 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 from sorogym.actuation import GeneralizedActuation
-from sorogym.env import Expert, SoroEnv
+from sorogym.env import Expert, SoroEnv, StepOutputs
 from sorogym.models import PlanarPCS, RodParams
 
 
@@ -32,6 +33,11 @@ class _ToyConfig:
     dtype: str = "float32"
 
 
+@struct.dataclass
+class GoalTask:
+    goal: jax.Array  # goal curvature (1,) [1/m]
+
+
 class BendToGoal(SoroEnv):
     """Toy task: one planar bending segment driven by a generalized torque (action x 0.05
     N m) must hold a random goal curvature in [-10, 10] 1/m. Reward ``-|q - q*| / 10``
@@ -44,8 +50,9 @@ class BendToGoal(SoroEnv):
         return _ToyConfig()
 
     def build_model(self, config):
-        params = RodParams.create(length=0.1, radius=0.01, density=1000.0, young_modulus=1e6, damping=1e3,
-                                  planar=True, dtype=self.dtype)
+        params = RodParams.create(
+            length=0.1, radius=0.01, density=1000.0, young_modulus=1e6, damping=1e3, planar=True, dtype=self.dtype
+        )
         return PlanarPCS(params, active_strains="pcc", actuation=GeneralizedActuation())
 
     observation_dim = 3
@@ -54,16 +61,14 @@ class BendToGoal(SoroEnv):
     def reset_task(self, key, model):
         goal = jax.random.uniform(key, (1,), self.dtype, -10.0, 10.0)
         z = jnp.zeros(1, self.dtype)
-        return {"goal": goal}, z, z, z
+        return GoalTask(goal), z, z, z
 
     def command(self, model, ps, action):
         return 0.05 * action
 
-    def observe(self, model, ps):
-        return jnp.concatenate([ps.q, ps.qd, ps.task["goal"]])
-
-    def reward_terms(self, model, prev, ps, action):
-        return {"error": -jnp.abs(ps.q[0] - ps.task["goal"][0]) / 10.0}
+    def outputs(self, model, prev, ps, action):
+        obs = jnp.concatenate([ps.q, ps.qd, ps.task.goal])
+        return StepOutputs(obs, {"error": -jnp.abs(ps.q[0] - ps.task.goal[0]) / 10.0}, metrics={}, info={})
 
     expert_kinds = ("pd",)
 
@@ -72,9 +77,8 @@ class BendToGoal(SoroEnv):
 
         def act(state):
             ps = state.pipeline_state
-            goal = ps.task["goal"]
+            goal = ps.task.goal
             torque = self.model.potential_force(goal) + 1e-4 * (goal - ps.q)
             return jnp.clip(torque / 0.05, -1.0, 1.0)
 
         return Expert(f"{self.name}/{kind}", act)
-

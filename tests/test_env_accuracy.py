@@ -5,8 +5,7 @@ tight tolerances; ``scripts/bench_envs.py`` reports the same against fixed dt = 
 import pytest
 
 import sorogym
-from sorogym.env._accuracy import integrator_accuracy
-
+from sorogym.env import integrator_accuracy
 
 NAMES = sorogym.registry()
 

@@ -15,14 +15,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _isolated import run_isolated
 from gymnasium.utils.env_checker import check_env
 
 import sorogym  # noqa: F401  (registers the envs)
-from _isolated import run_isolated
 
 pytest.importorskip("elastica")
 
-from sorogym.envs._elastica import RodSpec, TendonRod, _eyelets, _tendon_loads_kernel, matched_damping_rate  # noqa: E402
+from sorogym.envs.elastica import RodSpec, TendonRod, _eyelets, _tendon_loads_kernel, matched_damping_rate  # noqa: E402
 from sorogym.envs.tendon_tracking_elastica import TendonTrackingElastica  # noqa: E402
 
 ELASTICA_ID = "sorogym/TendonTracking-Elastica-v0"

@@ -6,12 +6,11 @@ import gymnasium
 import jax
 import numpy as np
 import pytest
+from _isolated import run_isolated
 from gymnasium.utils.env_checker import check_env
 
 import sorogym
 from sorogym.env import GymVectorEnv
-
-from _isolated import run_isolated
 
 NAMES = sorogym.registry()
 
@@ -24,7 +23,7 @@ def test_gymnasium_check_env_and_rendering(name):
         check_env(env.unwrapped, skip_render_check=False)
         import warnings
 
-        warnings.warn("sentinel", UserWarning)  # pytest.warns needs at least one warning
+        warnings.warn("sentinel", UserWarning, stacklevel=1)  # pytest.warns needs at least one warning
     assert [str(w.message) for w in record] == ["sentinel"], [str(w.message) for w in record]
     obs, info = env.reset(seed=5)
     assert obs.dtype == np.float32 and env.observation_space.contains(obs)
@@ -50,7 +49,7 @@ def test_vector_env_same_step_autoreset_with_final_obs():
     assert isinstance(venv.unwrapped, GymVectorEnv)
     obs, infos = venv.reset(seed=0)
     assert obs.shape == (4, 16) and obs.dtype == np.float32
-    for k in range(T):
+    for _ in range(T):
         obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
     assert trunc.all() and not term.any()
     assert infos["_final_obs"].all()
@@ -93,9 +92,20 @@ def test_brax_ppo_trains_through_the_training_wrapper():
     env = sorogym.make("TendonTracking-v0")
     seen = []
     make_policy, params, metrics = ppo.train(
-        environment=env, num_timesteps=640, episode_length=8, num_envs=8, batch_size=8, unroll_length=4,
-        num_minibatches=2, num_updates_per_batch=1, num_evals=2, num_eval_envs=4, normalize_observations=True,
-        wrap_env_fn=sorogym.env.wrap_for_training, seed=0, progress_fn=lambda step, m: seen.append(step),
+        environment=env,
+        num_timesteps=640,
+        episode_length=8,
+        num_envs=8,
+        batch_size=8,
+        unroll_length=4,
+        num_minibatches=2,
+        num_updates_per_batch=1,
+        num_evals=2,
+        num_eval_envs=4,
+        normalize_observations=True,
+        wrap_env_fn=sorogym.env.wrap_for_training,
+        seed=0,
+        progress_fn=lambda step, m: seen.append(step),
     )
     assert len(seen) == 2 and seen[-1] >= 640
     assert np.isfinite(float(metrics["eval/episode_reward"]))

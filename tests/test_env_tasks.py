@@ -1,5 +1,6 @@
 """Layer 6: task-specific semantics (reward formulas, goal feasibility, goal orientation)."""
 
+import dataclasses
 import functools
 
 import jax
@@ -8,7 +9,8 @@ import numpy as np
 import pytest
 
 import sorogym
-from sorogym.envs._common import axis_angle_between, equilibrium_goal_bank, tip_axis
+from sorogym.envs._common import axis_angle_between, tip_axis
+from sorogym.envs.goals import equilibrium_goal_bank
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +62,18 @@ def test_goal_orientation_success_needs_position_and_direction(reaching_oriented
     tips, axes, q, _ = bank
     s = jax.jit(env.reset)(jax.random.PRNGKey(0))
     assert s.obs.shape == (36,) and env.observation_size == 36
-    metrics = jax.jit(lambda ps: env.task_metrics(env.model, ps))
+    metrics = jax.jit(lambda ps: env.outputs(env.model, None, ps, None).metrics)
     ps = s.pipeline_state
-    assert set(ps.task) == {"goal", "goal_axis", "goal_configuration"}
+    assert {f.name for f in dataclasses.fields(ps.task)} == {"goal", "goal_axis", "goal_configuration"}
     # the goal's equilibrium configuration (the actuation-space expert's setpoint) puts the tip on the goal
-    pose = jax.jit(lambda q_: env.model.forward_kinematics(q_, env.model.total_length))(ps.task["goal_configuration"])
-    np.testing.assert_allclose(np.asarray(pose[:3, 3]), np.asarray(ps.task["goal"]), atol=1e-9)
-    np.testing.assert_allclose(np.asarray(pose[:3, 0]) / np.linalg.norm(pose[:3, 0]), np.asarray(ps.task["goal_axis"]),
-                               atol=1e-9)
-    at_goal = ps.replace(q=jnp.asarray(q[0]), task={"goal": jnp.asarray(tips[0]), "goal_axis": jnp.asarray(axes[0])})
+    pose = jax.jit(lambda q_: env.model.forward_kinematics(q_, env.model.total_length))(ps.task.goal_configuration)
+    np.testing.assert_allclose(np.asarray(pose[:3, 3]), np.asarray(ps.task.goal), atol=1e-9)
+    np.testing.assert_allclose(
+        np.asarray(pose[:3, 0]) / np.linalg.norm(pose[:3, 0]), np.asarray(ps.task.goal_axis), atol=1e-9
+    )
+    at_goal = ps.replace(
+        q=jnp.asarray(q[0]), task=ps.task.replace(goal=jnp.asarray(tips[0]), goal_axis=jnp.asarray(axes[0]))
+    )
     m = metrics(at_goal)
     assert float(m["goal_distance"]) < 1e-9 and float(m["goal_angle"]) < 1e-6 and float(m["success"]) == 1.0
     # Same tip position, goal axis tilted by 20 degrees: no success, angle reported.
@@ -76,14 +81,15 @@ def test_goal_orientation_success_needs_position_and_direction(reaching_oriented
     perp = np.cross(axes[0], [0.0, 0.0, 1.0] if abs(axes[0][2]) < 0.9 else [1.0, 0.0, 0.0])
     perp /= np.linalg.norm(perp)
     tilted = c * axes[0] + sn * perp
-    off = at_goal.replace(task={"goal": jnp.asarray(tips[0]), "goal_axis": jnp.asarray(tilted)})
+    off = at_goal.replace(task=at_goal.task.replace(goal=jnp.asarray(tips[0]), goal_axis=jnp.asarray(tilted)))
     m = metrics(off)
     assert float(m["goal_angle"]) == pytest.approx(np.deg2rad(20.0), rel=1e-9)
     assert float(m["success"]) == 0.0
-    terms = env.reward_terms(env.model, off, off, jnp.zeros(env.action_size))
+    out = env.outputs(env.model, off, off, jnp.zeros(env.action_size))
+    terms = out.reward_terms
     assert float(terms["orientation"]) == pytest.approx(-np.deg2rad(20.0), rel=1e-9)
     # The observation ends with the tip axis and the goal axis.
-    obs = np.asarray(env.observe(env.model, off))
+    obs = np.asarray(out.obs)
     np.testing.assert_allclose(obs[-6:-3], np.asarray(tip_axis(env.model, off.q)), atol=1e-12)
     np.testing.assert_allclose(obs[-3:], tilted, atol=1e-12)
 
@@ -92,8 +98,9 @@ def test_without_goal_orientation_the_angle_is_ignored():
     env = sorogym.make("TendonReaching", dtype="float64")
     assert env.observation_size == 30
     s = jax.jit(env.reset)(jax.random.PRNGKey(1))
-    ps = s.pipeline_state.replace(task={"goal": jnp.zeros(3), "goal_axis": jnp.array([1.0, 0.0, 0.0])})
-    m = jax.jit(lambda ps: env.task_metrics(env.model, ps))(ps)
+    ps = s.pipeline_state
+    ps = ps.replace(task=ps.task.replace(goal=jnp.zeros(3), goal_axis=jnp.array([1.0, 0.0, 0.0])))
+    m = jax.jit(lambda ps: env.outputs(env.model, None, ps, None).metrics)(ps)
     assert float(m["goal_angle"]) == 0.0
 
 
@@ -105,7 +112,7 @@ def test_tracking_reward_matches_the_paper_formula():
         s = step(s, jnp.ones(env.action_size))
     ps = s.pipeline_state
     k = int(ps.steps)
-    target, target_vel = ps.task["path"][k], ps.task["path_velocity"][k]
+    target, target_vel = ps.task.path[k], ps.task.path_velocity[k]
 
     def distance(t):  # distance along the state's instantaneous motion, as a function of time
         tip = env.model.forward_kinematics(ps.q + t * ps.qd, env.model.total_length)[:3, 3]
@@ -125,9 +132,10 @@ def test_pose_tracking_reference_hold_and_configuration():
     s = reset(jax.random.PRNGKey(2))
     task = s.pipeline_state.task
     lo, hi = env.config.period
-    assert lo <= float(task["period"]) <= hi
-    assert np.allclose(np.abs(np.asarray(task["amplitudes"])) / np.array([0.08, 0.04]),
-                       np.abs(float(task["amplitudes"][0])) / 0.08)
+    assert lo <= float(task.period) <= hi
+    assert np.allclose(
+        np.abs(np.asarray(task.amplitudes)) / np.array([0.08, 0.04]), np.abs(float(task.amplitudes[0])) / 0.08
+    )
     # the figure starts at the straight arm's tip pose: zero error and success at reset
     assert float(s.metrics["position_error"]) < 1e-6 and float(s.metrics["orientation_error"]) < 1e-5
     assert float(s.metrics["success"]) == 1.0
@@ -135,10 +143,10 @@ def test_pose_tracking_reference_hold_and_configuration():
     for _ in range(3):
         s = step(s, jnp.zeros(env.action_size, jnp.float32))
     assert float(jnp.max(jnp.abs(s.pipeline_state.q))) < 1e-5
-    np.testing.assert_allclose(np.asarray(s.pipeline_state.u), np.asarray(task["hold"]))
+    np.testing.assert_allclose(np.asarray(s.pipeline_state.u), np.asarray(task.hold))
     paper = sorogym.make("PoseTracking-v0", paper_reference=True)
     t0 = jax.jit(paper.reset)(jax.random.PRNGKey(2)).pipeline_state.task
-    assert float(t0["period"]) == 4.0 and np.allclose(np.asarray(t0["amplitudes"]), [0.08, 0.04])
+    assert float(t0.period) == 4.0 and np.allclose(np.asarray(t0.amplitudes), [0.08, 0.04])
     with pytest.raises(ValueError, match="max_force"):
         sorogym.make("PoseTracking-v0", max_force=(1.0,) * 6)
     with pytest.raises(ValueError, match="period"):
@@ -174,8 +182,9 @@ def test_workspace_goals_are_reachable_equilibria_and_the_ik_expert_reaches_them
     with pytest.raises(ValueError, match="goal_sampling"):
         sorogym.make("TendonReaching", goal_sampling="uniform")
     # 30 of the 75 steps (2 s): the expert settles well within that
-    result = evaluate_policy(env, env.expert("static_ik"), num_episodes=8, seed=3, episode_length=30,
-                             policy_input="state")
+    result = evaluate_policy(
+        env, env.expert("static_ik"), num_episodes=8, seed=3, episode_length=30, policy_input="state"
+    )
     assert result["final/success"] >= 7 / 8, result
     assert result["final/goal_distance"] < 0.5 * c.success_radius
 
@@ -198,7 +207,11 @@ def test_conical_arm_goals_are_equilibria_and_the_quasi_static_expert_reaches_th
         q = row[6:]
         A, f = model.actuation_matrix(q), model.potential_force(q)
         u = jnp.linalg.lstsq(A, f)[0]
-        return u, jnp.linalg.norm(A @ u - f) / jnp.linalg.norm(f), model.forward_kinematics(q, model.total_length)[:3, 3]
+        return (
+            u,
+            jnp.linalg.norm(A @ u - f) / jnp.linalg.norm(f),
+            model.forward_kinematics(q, model.total_length)[:3, 3],
+        )
 
     u, residual, tips = check(jnp.asarray(bank))
     np.testing.assert_allclose(np.asarray(tips), bank[:, :3], atol=1e-5)

@@ -25,13 +25,13 @@ def _randomization(name):
     return tuple(r for r in DR + DR_CHAIN if r[0] in fields)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _env(name, randomized=False):
     env = sorogym.make(name, randomization=_randomization(name)) if randomized else sorogym.make(name)
     return env, jax.jit(env.reset), jax.jit(env.step)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _batched(name, episode_length, randomized=False):
     env = _env(name, randomized)[0]
     w = wrap_for_training(env, episode_length=episode_length)
@@ -81,7 +81,7 @@ def test_determinism_by_seed(name):
     a = _random_rollout(name, 3, 6, seed=3, episode_length=T_EPISODE)
     b = _random_rollout(name, 3, 6, seed=3, episode_length=T_EPISODE)
     c = _random_rollout(name, 3, 6, seed=4, episode_length=T_EPISODE)
-    for sa, sb in zip(a, b):
+    for sa, sb in zip(a, b, strict=True):
         np.testing.assert_array_equal(np.asarray(sa.obs), np.asarray(sb.obs))
     assert not np.allclose(np.asarray(a[-1].obs), np.asarray(c[-1].obs))
 

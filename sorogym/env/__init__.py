@@ -1,20 +1,23 @@
 """The environment layer: the brax ``Env`` base, the registry and the wrappers.
 
-* :class:`SoroEnv` / :class:`PhysicsState`: the pure-functional env base (brax API).
-* :func:`make`, :func:`registry`, :func:`register`: names -> envs; importing :mod:`sorogym`
-  registers the suite with Gymnasium (``sorogym/<Name>-v0``) and brax.
+* :class:`SoroEnv` / :class:`PhysicsState` / :class:`StepOutputs`: the pure-functional env
+  base (brax API) and what its one task hook, ``outputs``, returns.
+* :func:`make`, :func:`registry`, :func:`register`: names -> envs (the suite's from
+  :data:`sorogym.envs.CATALOGUE`, imported on demand); the suite is registered with
+  Gymnasium (``sorogym/<Name>-v0``) once Gymnasium is imported, and with brax.
 * :func:`wrap_for_training`: vmap + episode limit + full reset (brax PPO's ``wrap_env_fn``).
 * :class:`GymEnv`, :class:`GymVectorEnv` (Gymnasium) and :class:`SB3VecEnv`
   (Stable-Baselines3) faces over the same JAX env.
 * :class:`Expert`: model-based expert policies (``env.expert()``) on the full state.
+* :func:`integrator_accuracy`, :func:`random_action_episode`: the env integrator against a
+  float64 reference.
 """
 
-from ._base import FusedOutputs, PhysicsState, SoroEnv
-from ._expert import Expert
+from ._accuracy import integrator_accuracy, random_action_episode
+from ._base import PhysicsState, SoroEnv, StepOutputs
 from ._config import EpisodeConfig, config_to_dict, flatten_config, replace_config
-from ._registry import (
-    canonical_name, env_class, gym_id, gym_twins, make, register, register_everywhere, register_gym_twin, registry,
-)
+from ._expert import Expert
+from ._registry import canonical_name, env_class, gym_twins, make, register, register_gym_twin, registry
 from ._wrappers import FullResetWrapper, wrap_for_training
 
 
@@ -32,8 +35,26 @@ def __getattr__(name):
 
 
 __all__ = [
-    "Expert", "FusedOutputs", "PhysicsState", "SoroEnv", "make", "registry", "register", "register_everywhere", "gym_id",
-    "gym_twins", "register_gym_twin",
-    "canonical_name", "env_class", "wrap_for_training", "FullResetWrapper", "replace_config", "EpisodeConfig",
-    "config_to_dict", "flatten_config", "GymEnv", "GymVectorEnv", "SB3VecEnv",
+    "Expert",
+    "PhysicsState",
+    "SoroEnv",
+    "StepOutputs",
+    "make",
+    "registry",
+    "register",
+    "gym_twins",
+    "register_gym_twin",
+    "canonical_name",
+    "env_class",
+    "wrap_for_training",
+    "FullResetWrapper",
+    "replace_config",
+    "EpisodeConfig",
+    "config_to_dict",
+    "flatten_config",
+    "integrator_accuracy",
+    "random_action_episode",
+    "GymEnv",
+    "GymVectorEnv",
+    "SB3VecEnv",
 ]

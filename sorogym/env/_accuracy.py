@@ -19,16 +19,9 @@ import numpy as np
 from ._registry import make
 
 
-def _tip_positions(env, ps_batch) -> np.ndarray:
-    def tip(q, params):
-        return env.tip_position(env._model_for(params), q)
-
-    return np.asarray(jax.jit(jax.vmap(tip))(ps_batch.q, ps_batch.params))
-
-
 def random_action_episode(env, key, num_steps: int):
-    """Roll ``num_steps`` uniform random actions through ``env`` (jitted scan); returns the
-    stacked pipeline states after every step and the initial state."""
+    """Roll ``num_steps`` uniform random actions through ``env`` (one jitted scan); returns
+    ``(initial pipeline state, pipeline states after every step, stacked)``."""
     k_reset, k_act = jax.random.split(key)
     actions = jax.random.uniform(k_act, (num_steps, env.action_size), jnp.float32, -1.0, 1.0)
 
@@ -46,8 +39,15 @@ def random_action_episode(env, key, num_steps: int):
     return run(k_reset, actions)
 
 
-def integrator_accuracy(name: str, num_steps: int | None = None, seed: int = 0, reference_dt: float | None = 1e-5,
-                        rtol: float = 1e-9, atol: float = 1e-12, **overrides) -> dict:
+def integrator_accuracy(
+    name: str,
+    num_steps: int | None = None,
+    seed: int = 0,
+    reference_dt: float | None = 1e-5,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    **overrides,
+) -> dict:
     """Max tip error [m] and relative to the length of the fast env integrator over one
     episode of random actions (see module docstring). Returns a dict with ``tip_error``,
     ``tip_error_rel``, ``num_steps``, ``substep_dt`` and the reference settings."""
@@ -62,7 +62,7 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     num_steps = env.max_episode_steps if num_steps is None else int(num_steps)
     key = jax.random.PRNGKey(seed)
     ps0, traj = random_action_episode(env, key, num_steps)
-    tips = _tip_positions(env, traj)
+    tips = np.asarray(jax.jit(jax.vmap(lambda q, p: env.tip_position(env._model_for(p), q)))(traj.q, traj.params))
     ref0 = ref_env.reset(jax.random.split(key)[0]).pipeline_state
     # Same task and parameters as the float32 run, in float64.
     to64 = lambda x: jnp.asarray(x, jnp.float64) if jnp.issubdtype(jnp.asarray(x).dtype, jnp.floating) else x  # noqa: E731
@@ -82,8 +82,16 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
             act = (u,) if tau_ext is None else (u, tau_ext)
             return model.forward_dynamics(t, y, act)
 
-        sol = diffrax.diffeqsolve(diffrax.ODETerm(vf), solver, 0.0, dt, dt0, y, stepsize_controller=controller,
-                                  max_steps=int(dt / (reference_dt or dt / 1e5)) + 16)
+        sol = diffrax.diffeqsolve(
+            diffrax.ODETerm(vf),
+            solver,
+            0.0,
+            dt,
+            dt0,
+            y,
+            stepsize_controller=controller,
+            max_steps=int(dt / (reference_dt or dt / 1e5)) + 16,
+        )
         return sol.ys[-1]
 
     tasks = jax.tree.map(lambda x0, xs: jnp.concatenate([to64(x0)[None], to64(xs)[:-1]]), ps0.task, traj.task)
@@ -102,7 +110,12 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     err = float(np.max(np.linalg.norm(tips - ref_tips, axis=-1)))
     length = env.robot_length
     return {
-        "env": env.name, "num_steps": num_steps, "substep_dt": env.substep_dt, "num_substeps": env.config.num_substeps,
-        "reference": "tsit5_fixed" if reference_dt else "tsit5_adaptive", "reference_dt": reference_dt,
-        "tip_error": err, "tip_error_rel": err / length,
+        "env": env.name,
+        "num_steps": num_steps,
+        "substep_dt": env.substep_dt,
+        "num_substeps": env.config.num_substeps,
+        "reference": "tsit5_fixed" if reference_dt else "tsit5_adaptive",
+        "reference_dt": reference_dt,
+        "tip_error": err,
+        "tip_error_rel": err / length,
     }

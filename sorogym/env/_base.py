@@ -1,15 +1,15 @@
 """The environment base: a pure-functional brax ``Env`` over a sorogym model.
 
 One env step holds the actuator command for one control period ``control_dt`` and advances
-the physics by ``num_substeps`` steps of the fast fixed-step integrator
-(:func:`sorogym.sim.linear_trapezoid_step`) inside one ``lax.scan``. Subclasses supply the
-model, the task (initial state, target motion, observation, reward terms, termination) and
-optionally an external generalized force evaluated at every substep (contact).
+the physics by ``num_substeps`` steps of the scheme ``config.integrator`` (of
+:data:`sorogym.sim.FIXED_STEP_SCHEMES`) inside one ``lax.scan``. Subclasses supply the
+model, the task (initial state, target motion, termination, and its :class:`StepOutputs`)
+and optionally an external generalized force evaluated at every substep (contact).
 
 State layout (``brax.envs.base.State``):
 
 * ``pipeline_state``: a :class:`PhysicsState` (time, ``q``, ``qd``, actuator state ``u``,
-  physical parameters when randomised, the task state, a PRNG key, the step counter);
+  physical parameters when randomised, the env's task dataclass, a PRNG key, the step counter);
 * ``obs``: ``(observation_size,)`` float32; ``reward``/``done``: float32 scalars;
 * ``metrics``: ``reward/<term>`` for every reward term (already scaled) plus the task's
   metrics; ``info``: ``nonfinite`` (1.0 when the physics produced a non-finite or
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -29,7 +29,7 @@ import numpy as np
 from flax import struct
 from jaxtyping import Array
 
-from ..models import RodParams, SoftRobot
+from ..models import SoftRobot
 from ..sim import FIXED_STEP_SCHEMES
 from ._brax import import_brax_envs
 from ._config import RANDOMIZABLE_FIELDS, check_randomization, replace_config
@@ -37,11 +37,24 @@ from ._config import RANDOMIZABLE_FIELDS, check_randomization, replace_config
 _brax_envs = import_brax_envs()
 Env, State = _brax_envs.Env, _brax_envs.State
 
-#: Physics integrators an env config may select (``config.integrator``).
-INTEGRATORS = {
-    "trapezoid": "linearly implicit trapezoidal step (one dynamics evaluation per substep)",
-    "trapezoid_pc": "trapezoidal predictor-corrector (two evaluations, second order)",
-}
+
+class StepOutputs(NamedTuple):
+    """What a task reports about one state (:meth:`SoroEnv.outputs`), a pytree.
+
+    Attributes:
+        obs: observation ``(observation_dim,)``; the base makes it float32 and finite and
+            clips it to ``observation_limit``.
+        reward_terms: unscaled reward terms (scalars), one per field of
+            ``config.reward.scales``; not used at reset.
+        metrics: task metrics (scalars, e.g. ``tracking_error``, ``success``), added to
+            ``State.metrics``; info: task info (scalars, e.g. ``cost``), added to
+            ``State.info``. Both with the same keys at reset and at every step.
+    """
+
+    obs: Array
+    reward_terms: dict[str, Array] | None
+    metrics: dict[str, Array]
+    info: dict[str, Array]
 
 
 @struct.dataclass
@@ -52,9 +65,10 @@ class PhysicsState:
         t: time since reset [s], scalar.
         q, qd: generalized coordinates ``(n,)`` and velocities ``(n,)``.
         u: actuator state ``(m,)`` (e.g. tendon tensions [N]) held over the control period.
-        params: physical parameters of this episode (``RodParams``) when domain
-            randomisation is enabled, else ``None``.
-        task: the task's own state (target, goal, obstacles, ...), a pytree.
+        params: physical parameters of this episode (the model's ``params`` type) when
+            domain randomisation is enabled, else ``None``.
+        task: the task's own state (target, goal, obstacles, ...), the env's pytree
+            dataclass (e.g. ``TrackingTask``).
         rng: PRNG key for in-episode randomness and the next full reset.
         steps: control steps since reset (int32).
     """
@@ -74,13 +88,13 @@ class SoroEnv(Env, abc.ABC):
 
     Subclasses define ``Config`` (a frozen dataclass with the fields of
     :class:`~sorogym.env.EpisodeConfig`, usually by subclassing it, and ``reward.scales``),
-    ``default_config()``, and the task hooks below.
+    ``default_config()``, and the task hooks below (:meth:`build_model`, :meth:`reset_task`,
+    :meth:`command` and :meth:`outputs` required). The base calls only the
+    :class:`~sorogym.models.SoftRobot` interface of the model.
     """
 
     #: Name in the registry (``sorogym/<name>-v0`` on the Gymnasium side).
     name: ClassVar[str] = ""
-    #: Extra ``info`` keys set by the task at reset and step (beyond ``nonfinite``).
-    info_keys: ClassVar[tuple[str, ...]] = ()
     #: Overrides for the float64 reference copy in accuracy checks (the reference replays
     #: the task state of the checked run, so costly task set-up can be skipped there).
     reference_overrides: ClassVar[dict] = {}
@@ -94,7 +108,7 @@ class SoroEnv(Env, abc.ABC):
         config = replace_config(config, overrides)
         self._validate_base_config(config)
         self.config = config
-        self.dtype = jnp.dtype(getattr(config, "dtype", "float32"))
+        self.dtype = jnp.dtype(config.dtype)
         self.model: SoftRobot = self.build_model(config)
         self._scale_names = tuple(f.name for f in dataclasses.fields(config.reward.scales))
         self._scales = {k: float(getattr(config.reward.scales, k)) for k in self._scale_names}
@@ -115,19 +129,13 @@ class SoroEnv(Env, abc.ABC):
         if not (isinstance(config.num_substeps, int) and config.num_substeps >= 1):
             raise ValueError(f"num_substeps: must be an integer >= 1, got {config.num_substeps!r}")
         check_randomization(config.randomization, cls.randomizable_fields)
-        integrator = getattr(config, "integrator", "trapezoid")
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"integrator: unknown {integrator!r}; use one of {tuple(INTEGRATORS)}")
+        if config.integrator not in FIXED_STEP_SCHEMES:
+            raise ValueError(f"integrator: unknown {config.integrator!r}; use one of {tuple(FIXED_STEP_SCHEMES)}")
 
     @property
     def control_dt(self) -> float:
         """Duration of one env step [s]."""
         return float(self.config.control_dt)
-
-    @property
-    def dt(self) -> float:
-        """Alias of :attr:`control_dt` (brax convention)."""
-        return self.control_dt
 
     @property
     def substep_dt(self) -> float:
@@ -138,10 +146,6 @@ class SoroEnv(Env, abc.ABC):
     def max_episode_steps(self) -> int:
         """Episode length in control steps (applied by the wrappers, brax convention)."""
         return int(round(self.config.episode_length_s / self.control_dt))
-
-    @property
-    def reward_term_names(self) -> tuple[str, ...]:
-        return self._scale_names
 
     # -- brax Env interface -----------------------------------------------------------
 
@@ -175,17 +179,22 @@ class SoroEnv(Env, abc.ABC):
         task, q0, qd0, u0 = self.reset_task(key_task, model)
         cast = lambda x: jnp.asarray(x, self.dtype)  # noqa: E731
         ps = PhysicsState(
-            t=jnp.zeros((), self.dtype), q=cast(q0), qd=cast(qd0), u=cast(u0), params=params,
-            task=task, rng=key_next, steps=jnp.zeros((), jnp.int32),
+            t=jnp.zeros((), self.dtype),
+            q=cast(q0),
+            qd=cast(qd0),
+            u=cast(u0),
+            params=params,
+            task=task,
+            rng=key_next,
+            steps=jnp.zeros((), jnp.int32),
         )
         zero = jnp.zeros((), jnp.float32)
-        obs, _, task_metrics, task_info = self.outputs(model, None, ps, None)
-        metrics = {f"reward/{k}": zero for k in self._scale_names}
-        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in task_metrics.items()})
-        info = {"nonfinite": zero}
-        info.update({k: jnp.asarray(v, jnp.float32) for k, v in task_info.items()})
-        obs = self._clean_obs(obs)
-        return State(pipeline_state=ps, obs=obs, reward=zero, done=zero, metrics=metrics, info=info)
+        out = self.outputs(model, None, ps, None)
+        metrics = {f"reward/{k}": zero for k in self._scale_names} | _float32(out.metrics)
+        info = {"nonfinite": zero} | _float32(out.info)
+        return State(
+            pipeline_state=ps, obs=self._clean_obs(out.obs), reward=zero, done=zero, metrics=metrics, info=info
+        )
 
     def step(self, state: State, action: Array) -> State:
         """One control period: command from ``action`` in [-1, 1], physics substeps, task update."""
@@ -200,18 +209,19 @@ class SoroEnv(Env, abc.ABC):
         rng, key_task = jax.random.split(ps.rng)
         moved = ps.replace(t=ps.t + self.control_dt, q=y1[:n], qd=y1[n:], u=u, rng=rng, steps=ps.steps + 1)
         moved = moved.replace(task=self.advance_task(key_task, model, moved))
-        obs, terms, task_metrics, task_info = self.outputs(model, ps, moved, action)
-        reward, scaled = self.scaled_reward(terms)
+        out = self.outputs(model, ps, moved, action)
+        reward, scaled = self.scaled_reward(out.reward_terms)
         done = jnp.logical_or(diverged, self.terminated(model, moved))
-        metrics = dict(state.metrics)  # keep keys added by wrappers (brax's eval adds "reward")
-        metrics.update({f"reward/{k}": v for k, v in scaled.items()})
-        metrics.update({k: jnp.asarray(v, jnp.float32) for k, v in task_metrics.items()})
-        info = dict(state.info)
-        info["nonfinite"] = diverged.astype(jnp.float32)
-        info.update({k: jnp.asarray(v, jnp.float32) for k, v in task_info.items()})
-        obs = self._clean_obs(obs)
+        # new dicts that keep the keys added by wrappers (brax's eval adds "reward")
+        metrics = state.metrics | {f"reward/{k}": v for k, v in scaled.items()} | _float32(out.metrics)
+        info = state.info | {"nonfinite": diverged.astype(jnp.float32)} | _float32(out.info)
         return state.replace(
-            pipeline_state=moved, obs=obs, reward=reward, done=done.astype(jnp.float32), metrics=metrics, info=info
+            pipeline_state=moved,
+            obs=self._clean_obs(out.obs),
+            reward=reward,
+            done=done.astype(jnp.float32),
+            metrics=metrics,
+            info=info,
         )
 
     def scaled_reward(self, terms: dict[str, Array]) -> tuple[Array, dict[str, Array]]:
@@ -248,23 +258,23 @@ class SoroEnv(Env, abc.ABC):
         diverged = jnp.logical_not(jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.abs(y1) < bound))
         return y1, diverged
 
-    def _sample_params(self, key: Array) -> RodParams | None:
+    def _sample_params(self, key: Array) -> Any:
         """Physical parameters of an episode: ``None`` without randomisation, else the
-        nominal ``RodParams`` with each randomised field scaled by a per-segment factor
-        drawn uniformly from its ``(low, high)`` range."""
+        nominal ``model.params`` with each randomised field scaled by a per-segment (or
+        per-joint) factor drawn uniformly from its ``(low, high)`` range."""
         ranges = self.config.randomization
         if not ranges:
             return None
         params = self.model.params
         keys = jax.random.split(key, len(ranges))
         fields = {}
-        for k, (name, lo, hi) in zip(keys, ranges):
+        for k, (name, lo, hi) in zip(keys, ranges, strict=True):
             nominal = fields.get(name, getattr(params, name))
             factor = jax.random.uniform(k, nominal.shape, nominal.dtype, lo, hi)
             fields[name] = nominal * factor
         return params.replace(**fields)
 
-    def _model_for(self, params: RodParams | None) -> SoftRobot:
+    def _model_for(self, params: Any) -> SoftRobot:
         return self.model if params is None else self.model.with_params(params)
 
     def episode_model(self, ps: PhysicsState) -> SoftRobot:
@@ -275,13 +285,19 @@ class SoroEnv(Env, abc.ABC):
 
     def tip_position(self, model: SoftRobot, q: Array) -> Array:
         """World position ``(3,)`` (``(2,)`` planar) [m] of the robot's tip: the point the
-        accuracy checks compare (the end of the backbone; chains override it)."""
-        return model.forward_kinematics(q, model.total_length)[:-1, -1]
+        accuracy checks compare (the frame at ``model.tip_abscissa``; an env whose tip lies
+        elsewhere overrides this)."""
+        return model.forward_kinematics(q, model.tip_abscissa)[:-1, -1]
 
     @property
     def robot_length(self) -> float:
-        """The robot's length [m], the scale of the accuracy checks."""
-        return float(self.model.total_length)
+        """Distance [m] from the base to :meth:`tip_position` of the nominal robot at
+        ``q = 0`` (the length of a robot that is straight at rest), the scale of the
+        accuracy checks."""
+        model = self.model
+        q0 = jnp.zeros(model.num_dofs, self.dtype)
+        base = model.forward_kinematics(q0, jnp.zeros((), self.dtype))[:-1, -1]
+        return float(jnp.linalg.norm(self.tip_position(model, q0) - base))
 
     # -- experts --------------------------------------------------------------------------
 
@@ -301,7 +317,9 @@ class SoroEnv(Env, abc.ABC):
     def build_expert(self, kind: str, **options):
         """Construct the expert ``kind`` (one of :attr:`expert_kinds`). Envs that list
         expert kinds override this."""
-        raise TypeError(f"{type(self).__name__} lists expert_kinds {self.expert_kinds} but does not override build_expert")
+        raise TypeError(
+            f"{type(self).__name__} lists expert_kinds {self.expert_kinds} but does not override build_expert"
+        )
 
     # -- task hooks -----------------------------------------------------------------------
 
@@ -325,63 +343,27 @@ class SoroEnv(Env, abc.ABC):
         """Task state after a control period (``ps`` already holds the new physics)."""
         return ps.task
 
-    def outputs(self, model: SoftRobot, prev: PhysicsState | None, ps: PhysicsState, action: Array | None):
-        """``(observation, reward terms, task metrics, task info)`` of the state ``ps``
-        reached from ``prev`` under ``action`` (at reset ``prev`` and ``action`` are ``None``
-        and the reward terms are not used). The default calls :meth:`observe`,
-        :meth:`reward_terms`, :meth:`task_metrics` and :meth:`task_info`; envs whose hooks
-        share costly quantities (tip kinematics, contact) override it to compute them once,
-        which keeps tracing and compilation short, and inherit :class:`FusedOutputs` so the
-        single-output hooks read from it."""
-        terms = None if prev is None else self.reward_terms(model, prev, ps, action)
-        return self.observe(model, ps), terms, self.task_metrics(model, ps), self.task_info(model, ps, prev)
-
     @abc.abstractmethod
-    def observe(self, model: SoftRobot, ps: PhysicsState) -> Array:
-        """Observation ``(observation_dim,)``."""
-
-    @abc.abstractmethod
-    def reward_terms(self, model: SoftRobot, prev: PhysicsState, ps: PhysicsState, action: Array) -> dict[str, Array]:
-        """Unscaled reward terms, one per field of ``config.reward.scales``."""
+    def outputs(
+        self, model: SoftRobot, prev: PhysicsState | None, ps: PhysicsState, action: Array | None
+    ) -> StepOutputs:
+        """The observation, unscaled reward terms, metrics and info of the state ``ps``
+        reached from ``prev`` under ``action`` (at reset ``prev`` and ``action`` are
+        ``None`` and the reward terms are not used). One hook, so quantities the outputs
+        share (tip kinematics, contact) are computed once per step."""
 
     def terminated(self, model: SoftRobot, ps: PhysicsState) -> Array:
         """Task termination (success or failure), scalar bool. Time limits are the wrappers'."""
         return jnp.zeros((), bool)
 
-    def task_metrics(self, model: SoftRobot, ps: PhysicsState) -> dict[str, Array]:
-        """Per-step task metrics (fixed keys), e.g. ``tracking_error``, ``success``."""
-        return {}
-
-    def task_info(self, model: SoftRobot, ps: PhysicsState, prev: PhysicsState | None) -> dict[str, Array]:
-        """Per-step task info (keys ``info_keys``), e.g. ``cost``; ``prev`` is ``None`` at reset."""
-        return {}
-
     # -- rendering ------------------------------------------------------------------------
 
     def render_scene(self, ps: PhysicsState) -> dict:
-        """Numpy description of the scene for the renderers: backbone points, tendon
-        paths, markers (targets, goals) and obstacles. Subclasses add their markers."""
-        from ..render import scene_of_rod
-
-        model = self._model_for(ps.params)
-        scene = scene_of_rod(model, np.asarray(ps.q))
-        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
-        return scene
+        """Numpy description of the scene of the (unbatched, numpy) state ``ps`` for the
+        renderers (:mod:`sorogym.render`: backbone points, tendon paths, markers, obstacles).
+        Envs that render override this."""
+        raise NotImplementedError(f"{type(self).__name__} does not describe its scene (render_scene)")
 
 
-class FusedOutputs:
-    """Mixin for envs that override :meth:`SoroEnv.outputs`: the single-output hooks
-    (``observe``, ``reward_terms``, ``task_metrics``, ``task_info``) read from it, so a
-    task's outputs are written once. Put it before :class:`SoroEnv` in the bases."""
-
-    def observe(self, model, ps):
-        return self.outputs(model, None, ps, None)[0]
-
-    def reward_terms(self, model, prev, ps, action):
-        return self.outputs(model, prev, ps, action)[1]
-
-    def task_metrics(self, model, ps):
-        return self.outputs(model, None, ps, None)[2]
-
-    def task_info(self, model, ps, prev):
-        return self.outputs(model, prev, ps, None)[3]
+def _float32(values: dict[str, Array]) -> dict[str, Array]:
+    return {k: jnp.asarray(v, jnp.float32) for k, v in values.items()}

@@ -1,5 +1,5 @@
 """Quiet access to brax (its import prints optional-backend warnings on machines without
-``warp``) and registration with ``brax.envs``."""
+``warp``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,3 @@ def import_brax_envs():
     with contextlib.redirect_stdout(io.StringIO()):
         import brax.envs as brax_envs
     return brax_envs
-
-
-def register_brax_environment(name: str, factory) -> None:
-    brax_envs = import_brax_envs()
-    brax_envs.register_environment(name, factory)

@@ -108,8 +108,15 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
 
     metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, env_name: str, num_envs: int = 1, max_episode_steps: int | None = None,
-                 render_mode: str | None = None, render_size=(480, 480), **overrides):
+    def __init__(
+        self,
+        env_name: str,
+        num_envs: int = 1,
+        max_episode_steps: int | None = None,
+        render_mode: str | None = None,
+        render_size=(480, 480),
+        **overrides,
+    ):
         if int(num_envs) < 1:
             raise ValueError(f"num_envs: must be >= 1, got {num_envs}")
         self.jax_env = make(env_name, **overrides)

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import time
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from ._base import SoroEnv
+from ._gym import _SKIP_INFO, _render_state, _spaces
 from ._registry import make
 from ._wrappers import wrap_for_training
-
-_SKIP_INFO = {"steps", "truncation", "episode_done", "episode_metrics", "final_obs"}
 
 
 class SB3VecEnv(VecEnv):
@@ -36,12 +34,13 @@ class SB3VecEnv(VecEnv):
         **overrides: dotted config overrides when ``env`` is a name.
     """
 
-    def __init__(self, env: str | SoroEnv, num_envs: int = 1, seed: int = 0, episode_length: int | None = None, **overrides):
+    def __init__(
+        self, env: str | SoroEnv, num_envs: int = 1, seed: int = 0, episode_length: int | None = None, **overrides
+    ):
         self.jax_env = make(env, **overrides) if isinstance(env, str) else env
         if int(num_envs) < 1:
             raise ValueError(f"num_envs: must be >= 1, got {num_envs}")
-        obs_space = gymnasium.spaces.Box(-self.jax_env.observation_limit, self.jax_env.observation_limit, (self.jax_env.observation_size,), np.float32)
-        act_space = gymnasium.spaces.Box(-1.0, 1.0, (self.jax_env.action_size,), np.float32)
+        obs_space, act_space = _spaces(self.jax_env)
         self.render_mode = "rgb_array"
         super().__init__(int(num_envs), obs_space, act_space)
         self._batched = wrap_for_training(self.jax_env, episode_length=episode_length)
@@ -86,8 +85,11 @@ class SB3VecEnv(VecEnv):
             if dones[i]:
                 info["terminal_observation"] = final_obs[i]
                 info["TimeLimit.truncated"] = bool(truncation[i])
-                info["episode"] = {"r": float(self._returns[i]), "l": int(self._lengths[i]),
-                                   "t": round(time.time() - self._t0, 6)}
+                info["episode"] = {
+                    "r": float(self._returns[i]),
+                    "l": int(self._lengths[i]),
+                    "t": round(time.time() - self._t0, 6),
+                }
                 self._returns[i] = 0.0
                 self._lengths[i] = 0
             infos.append(info)
@@ -115,13 +117,11 @@ class SB3VecEnv(VecEnv):
         return [False for _ in self._indices(indices)]
 
     def get_images(self):
-        from ._gym import _render_state
-
         if self._state is None:
             return [None] * self.num_envs
         out = []
         for i in range(self.num_envs):
-            ps = jax.tree.map(lambda x: x[i], self._state.pipeline_state)
+            ps = jax.tree.map(lambda x, i=i: x[i], self._state.pipeline_state)
             out.append(_render_state(self.jax_env, ps, 480, 480))
         return out
 

@@ -32,20 +32,22 @@ class FullResetWrapper(Wrapper):
 
     def reset(self, rng: jax.Array) -> State:
         state = self.env.reset(rng)
+        info = dict(state.info)
         # brax's episode wrapper creates its counters in the default float type (float64
         # under x64) but updates them in float32: fix the dtype so the carry is stable.
         for key in ("steps", "truncation", "episode_done"):
-            if key in state.info:
-                state.info[key] = jnp.asarray(state.info[key], jnp.float32)
-        if "episode_metrics" in state.info:
-            state.info["episode_metrics"] = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), state.info["episode_metrics"])
-        state.info["final_obs"] = state.obs
-        return state
+            if key in info:
+                info[key] = jnp.asarray(info[key], jnp.float32)
+        if "episode_metrics" in info:
+            info["episode_metrics"] = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), info["episode_metrics"])
+        info["final_obs"] = state.obs
+        return state.replace(info=info)
 
     def step(self, state: State, action: jax.Array) -> State:
-        if "steps" in state.info:
-            state.info["steps"] = jnp.where(state.done > 0, jnp.zeros_like(state.info["steps"]), state.info["steps"])
-        state = state.replace(done=jnp.zeros_like(state.done))
+        info = dict(state.info)
+        if "steps" in info:
+            info["steps"] = jnp.where(state.done > 0, jnp.zeros_like(info["steps"]), info["steps"])
+        state = state.replace(done=jnp.zeros_like(state.done), info=info)
         state = self.env.step(state, action)
         done = state.done > 0
 
@@ -62,12 +64,12 @@ class FullResetWrapper(Wrapper):
 
         # Resets are computed only on steps where some episode ended (a batch-level branch).
         pipeline_state, obs = jax.lax.cond(jnp.any(done), reset_done, lambda x: x, (state.pipeline_state, state.obs))
-        info = dict(state.info)
-        info["final_obs"] = state.obs
-        return state.replace(pipeline_state=pipeline_state, obs=obs, info=info)
+        return state.replace(pipeline_state=pipeline_state, obs=obs, info=state.info | {"final_obs": state.obs})
 
 
-def wrap_for_training(env: SoroEnv, episode_length: int | None = None, action_repeat: int = 1, randomization_fn=None) -> Wrapper:
+def wrap_for_training(
+    env: SoroEnv, episode_length: int | None = None, action_repeat: int = 1, randomization_fn=None
+) -> Wrapper:
     """Batched env for training (signature of brax's ``envs.training.wrap``, so it can be
     passed to ``brax.training.agents.ppo.train(wrap_env_fn=...)``).
 

@@ -17,7 +17,7 @@ def scene_of_rod(model, q, num_points: int = 41) -> dict:
     q = jnp.asarray(q, model.params.length.dtype)
     s = jnp.linspace(0.0, model.total_length, num_points, dtype=q.dtype)
     poses = np.asarray(model.forward_kinematics_batched(q, s), dtype=float)
-    seg = np.asarray(model._locate(s)[0])
+    seg = np.asarray(model.locate(s)[0])
     radius = np.asarray(model.params.radius, dtype=float)[seg]
     planar = poses.shape[-1] == 3
     if planar:
@@ -31,7 +31,7 @@ def scene_of_rod(model, q, num_points: int = 41) -> dict:
     act = model.actuation
     if isinstance(act, Tendons):
         off = np.asarray(act.offsets, dtype=float)
-        frac = np.asarray(model._locate(s)[1]) / np.asarray(model.params.length)[seg]
+        frac = np.asarray(model.locate(s)[1]) / np.asarray(model.params.length)[seg]
         for j in range(off.shape[0]):
             o = off[j][seg]  # (P,) / (P, 2) straight, (P, 2) / (P, 2, 2) linear
             if act.routing == "linear":
@@ -80,8 +80,14 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
     u, v = np.mgrid[0 : 2 * np.pi : 16j, 0 : np.pi : 9j]
     for centre, r in scene.get("spheres", []):
         c = np.asarray(centre)
-        ax.plot_surface(c[0] + r * np.cos(u) * np.sin(v), c[1] + r * np.sin(u) * np.sin(v), c[2] + r * np.cos(v),
-                        color="tab:red", alpha=0.35, linewidth=0)
+        ax.plot_surface(
+            c[0] + r * np.cos(u) * np.sin(v),
+            c[1] + r * np.sin(u) * np.sin(v),
+            c[2] + r * np.cos(v),
+            color="tab:red",
+            alpha=0.35,
+            linewidth=0,
+        )
     bounds = np.asarray(scene["bounds"]) if scene.get("bounds") is not None else _auto_bounds(scene)
     ax.set_xlim(*bounds[0])
     ax.set_ylim(*bounds[1])

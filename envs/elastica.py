@@ -132,8 +132,14 @@ class TendonRod:
         simulator = type("Simulator", (ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping), {})
         sim = simulator()
         rod = ea.CosseratRod.straight_rod(
-            self.n_elements, np.zeros(3), np.asarray(spec.direction, float), np.asarray(spec.normal, float),
-            spec.length, spec.radius, spec.density, youngs_modulus=spec.young_modulus,
+            self.n_elements,
+            np.zeros(3),
+            np.asarray(spec.direction, float),
+            np.asarray(spec.normal, float),
+            spec.length,
+            spec.radius,
+            spec.density,
+            youngs_modulus=spec.young_modulus,
             shear_modulus=spec.shear_modulus,
         )
         sim.append(rod)
@@ -143,13 +149,20 @@ class TendonRod:
         if any(spec.gravity):
             sim.add_forcing_to(rod).using(ea.GravityForces, acc_gravity=np.asarray(spec.gravity, float))
         if spec.damping_rate > 0:
-            sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=spec.damping_rate,
-                                  time_step=self.dt)
+            sim.dampen(rod).using(
+                ea.AnalyticalLinearDamper, uniform_damping_constant=spec.damping_rate, time_step=self.dt
+            )
         sim.finalize()
         self._sim, self.rod = sim, rod
         self._stepper = ea.PositionVerlet()
-        self._fields = ("position_collection", "director_collection", "velocity_collection",
-                        "omega_collection", "acceleration_collection", "alpha_collection")
+        self._fields = (
+            "position_collection",
+            "director_collection",
+            "velocity_collection",
+            "omega_collection",
+            "acceleration_collection",
+            "alpha_collection",
+        )
         self.time = 0.0
         self._initial = self.snapshot()
 
@@ -182,8 +195,12 @@ class TendonRod:
     def is_finite(self, bound: float = np.inf) -> bool:
         """Whether node positions [m] and velocities [m/s] are finite and below ``bound``."""
         x, v = self.rod.position_collection, self.rod.velocity_collection
-        return bool(np.all(np.isfinite(x)) and np.all(np.isfinite(v)) and np.all(np.abs(x) < bound)
-                    and np.all(np.abs(v) < bound))
+        return bool(
+            np.all(np.isfinite(x))
+            and np.all(np.isfinite(v))
+            and np.all(np.abs(x) < bound)
+            and np.all(np.abs(v) < bound)
+        )
 
     # -- dynamics ---------------------------------------------------------------------------
 
@@ -213,15 +230,15 @@ class _TendonLoads:
         owner = self._owner
         self._active = bool(np.any(owner.tensions))
         if self._active:
-            _add_tendon_loads(system.position_collection, system.director_collection, owner._offsets_local,
-                              owner.tensions, system.external_forces, self._torques)
+            x, Q, forces = system.position_collection, system.director_collection, system.external_forces
+            _tendon_loads_kernel()(x, Q, owner._offsets_local, owner.tensions, forces, self._torques)
 
     def apply_torques(self, system, time=0.0):
         if self._active:
             system.external_torques += self._torques
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tendon_loads_kernel():
     from numba import njit
 
@@ -252,9 +269,24 @@ def _tendon_loads_kernel():
                 u_in[k] = (cur[k] - prev[k]) / norm
             for j in range(n + 1):
                 if j < n - 1:  # next eyelet: centre of element j + 1
-                    nxt0 = 0.5 * (x[0, j + 1] + x[0, j + 2]) + Q[0, 0, j + 1] * r0 + Q[1, 0, j + 1] * r1 + Q[2, 0, j + 1] * r2
-                    nxt1 = 0.5 * (x[1, j + 1] + x[1, j + 2]) + Q[0, 1, j + 1] * r0 + Q[1, 1, j + 1] * r1 + Q[2, 1, j + 1] * r2
-                    nxt2 = 0.5 * (x[2, j + 1] + x[2, j + 2]) + Q[0, 2, j + 1] * r0 + Q[1, 2, j + 1] * r1 + Q[2, 2, j + 1] * r2
+                    nxt0 = (
+                        0.5 * (x[0, j + 1] + x[0, j + 2])
+                        + Q[0, 0, j + 1] * r0
+                        + Q[1, 0, j + 1] * r1
+                        + Q[2, 0, j + 1] * r2
+                    )
+                    nxt1 = (
+                        0.5 * (x[1, j + 1] + x[1, j + 2])
+                        + Q[0, 1, j + 1] * r0
+                        + Q[1, 1, j + 1] * r1
+                        + Q[2, 1, j + 1] * r2
+                    )
+                    nxt2 = (
+                        0.5 * (x[2, j + 1] + x[2, j + 2])
+                        + Q[0, 2, j + 1] * r0
+                        + Q[1, 2, j + 1] * r1
+                        + Q[2, 2, j + 1] * r2
+                    )
                 elif j == n - 1:  # next eyelet: the tip (last element's frame at the last node)
                     nxt0 = x[0, n] + Q[0, 0, n - 1] * r0 + Q[1, 0, n - 1] * r1 + Q[2, 0, n - 1] * r2
                     nxt1 = x[1, n] + Q[0, 1, n - 1] * r0 + Q[1, 1, n - 1] * r1 + Q[2, 1, n - 1] * r2
@@ -284,10 +316,6 @@ def _tendon_loads_kernel():
                     cur[0], cur[1], cur[2] = nxt0, nxt1, nxt2
 
     return kernel
-
-
-def _add_tendon_loads(x, Q, offsets, tensions, forces, torques):
-    _tendon_loads_kernel()(x, Q, offsets, tensions, forces, torques)
 
 
 def _eyelets(x, Q, offsets_local):
