@@ -61,14 +61,6 @@ def reaching_terms(tip, goal, tensions, success_radius: float, max_tension: floa
     return d, terms
 
 
-def check_positive_fields(config, names) -> None:
-    for name in names:
-        value = getattr(config, name)
-        values = np.atleast_1d(np.asarray(value, dtype=float))
-        if not (np.all(np.isfinite(values)) and np.all(values > 0)):
-            raise ValueError(f"{name}: must be positive and finite, got {value!r}")
-
-
 def tension_box(model, max_tension: float, dtype):
     """``(lower, upper)`` tension bounds ``(m,)`` [N]: ``[0, max_tension]`` per tendon."""
     m = model.num_actuators

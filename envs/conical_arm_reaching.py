@@ -35,10 +35,9 @@ from __future__ import annotations
 import dataclasses
 
 from sorogym.env import EpisodeConfig, register
-from sorogym.models import GVS
+from sorogym.models import GVS, check_positive_fields
 from sorogym.robots import conical_tendon_arm
 
-from ._common import check_positive_fields
 from .tendon_reaching import RewardConfig, TendonReaching
 
 _ROBOT_FIELDS = ("young_modulus", "poisson_ratio", "density", "damping", "tendon_offset")

@@ -45,12 +45,11 @@ from flax import struct
 from sorogym.contact import contact_generalized_force
 from sorogym.control import SecondOrderGains, contact_barrier
 from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
-from sorogym.models import PCS
+from sorogym.models import PCS, check_positive_fields
 from sorogym.robots import tendon_ring_pcs
 
 from ._common import (
     action_from_tensions,
-    check_positive_fields,
     clf_tensions,
     reaching_terms,
     rod_scene,

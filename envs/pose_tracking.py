@@ -49,9 +49,10 @@ from flax import struct
 from sorogym.control import ImpedanceController, OperationalSpaceDynamics, matched_impedance_gains
 from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.lie import so3
+from sorogym.models import check_positive_fields
 from sorogym.robots import FIGURE_EIGHT_AMPLITUDES, case_study_pcs, figure_eight_reference
 
-from ._common import check_positive_fields, rod_scene
+from ._common import rod_scene
 from .strain_tracking import STRAIN_SCALES, VELOCITY_SCALE, RewardConfig  # the same tracking reward terms and scales
 
 POSITION_SCALE = 0.05  # m: position errors are observed and rewarded in these units

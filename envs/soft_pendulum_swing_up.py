@@ -39,10 +39,8 @@ import numpy as np
 from flax import struct
 
 from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
-from sorogym.models import ArticulatedSoftRobot
+from sorogym.models import ArticulatedSoftRobot, check_positive_fields
 from sorogym.robots import soft_pendulum, soft_pendulum_tip
-
-from ._common import check_positive_fields
 
 _GRAVITY = 9.81
 

@@ -45,9 +45,10 @@ from flax import struct
 
 from sorogym.control import ConfigurationController, FunctionReference, PIDGains
 from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
+from sorogym.models import check_positive_fields
 from sorogym.robots import case_study_pcs
 
-from ._common import check_positive_fields, rod_scene
+from ._common import rod_scene
 
 STRAIN_SCALES = (10.0, 10.0, 10.0, 0.1, 0.1, 0.1)
 VELOCITY_SCALE = 10.0  # 1/s: velocities are observed as qd / (10 s)

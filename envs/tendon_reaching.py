@@ -61,7 +61,7 @@ from sorogym.control import (
     SecondOrderGains,
 )
 from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
-from sorogym.models import PCS
+from sorogym.models import PCS, check_positive_fields
 from sorogym.planning import TendonStaticsModel, ik_residual, levenberg_marquardt
 from sorogym.robots import tendon_ring_pcs
 
@@ -69,7 +69,6 @@ from ._common import (
     action_from_tensions,
     axis_angle_between,
     axis_of_pose,
-    check_positive_fields,
     clf_tensions,
     quasi_static_tensions,
     reaching_terms,

@@ -42,9 +42,9 @@ from flax import struct
 from sorogym.actuation import Tendons
 from sorogym.control import SecondOrderGains
 from sorogym.env import EpisodeConfig, Expert, PhysicsState, SoroEnv, StepOutputs, register
-from sorogym.models import PCS, RodParams
+from sorogym.models import PCS, RodParams, check_positive_fields
 
-from ._common import check_positive_fields, clf_tensions, quasi_static_tensions, rod_scene, tip_position_velocity
+from ._common import clf_tensions, quasi_static_tensions, rod_scene, tip_position_velocity
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sorogym.env._gym import _key_from, _spaces
+from sorogym.env import gym_spaces, jax_key_from
 
 from .elastica import RodSpec, TendonRod, matched_damping_rate
 from .tendon_tracking import TendonTracking, increment_tendon_forces
@@ -101,7 +101,7 @@ class TendonTrackingElastica(gymnasium.Env):
         self.render_mode = render_mode
         self.render_size = tuple(render_size)
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / task.control_dt)))
-        self.observation_space, self.action_space = _spaces(task)
+        self.observation_space, self.action_space = gym_spaces(task)
         self._reset_task = jax.jit(task.reset)
         dtype = task.dtype
 
@@ -128,7 +128,7 @@ class TendonTrackingElastica(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        state = self._reset_task(_key_from(self.np_random))
+        state = self._reset_task(jax_key_from(self.np_random))
         self._task = state.pipeline_state.task
         self._steps = 0
         self._u = np.zeros(self.action_space.shape[0])

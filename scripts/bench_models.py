@@ -745,7 +745,7 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
         "soromox rollout_to integrates one extra solver step past t1; saves are at the same times",
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt={ELASTICA_DT:g} (4e-4 diverges, "
         "3e-4 stable), OneEndFixedBC, GravityForces with the case's load, tendons as eyelet loads "
-        "(sorogym.envs._elastica.TendonRod), AnalyticalLinearDamper with the mass-proportional rate "
+        "(sorogym.envs.elastica.TendonRod), AnalyticalLinearDamper with the mass-proportional rate "
         "matched to the decay of the PCS model's slowest bending mode (matched_damping_rate); the "
         "PCS damping (Kelvin-Voigt, stiffness-proportional for nu = 0.5) damps higher modes more",
         "Table IV cases (App. B-A): beam_planar_pcs load rho A g along +x (planar model in the x-z "

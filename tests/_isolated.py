@@ -34,8 +34,12 @@ def _child_environment() -> dict:
     cache = jax.config.jax_compilation_cache_dir
     if cache:
         env.setdefault("JAX_COMPILATION_CACHE_DIR", cache)
-        env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(jax.config.jax_persistent_cache_min_compile_time_secs))
-        env.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", str(jax.config.jax_persistent_cache_min_entry_size_bytes))
+        env.setdefault(
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", str(jax.config.jax_persistent_cache_min_compile_time_secs)
+        )
+        env.setdefault(
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", str(jax.config.jax_persistent_cache_min_entry_size_bytes)
+        )
         env.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(jax.config.jax_compilation_cache_max_size))
     return env
 
@@ -45,13 +49,16 @@ def run_isolated(body, *args, timeout: float = 900.0) -> None:
     output if it raises, crashes or times out."""
     module = inspect.getmodule(body).__name__
     code = (
-        f"import sys; sys.path.insert(0, {TESTS_DIR!r}); "
-        f"from {module} import {body.__name__} as body; body(*{args!r})"
+        f"import sys; sys.path.insert(0, {TESTS_DIR!r}); from {module} import {body.__name__} as body; body(*{args!r})"
     )
     try:
         proc = subprocess.run(
             [sys.executable, "-X", "faulthandler", "-c", code],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, env=_child_environment(),
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=_child_environment(),
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{body.__name__} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")

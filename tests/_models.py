@@ -56,8 +56,9 @@ MODEL_CASES = {
 CHAIN_TENDON_LINKS = ((-1, 0, 1, 2), (-1, 1), (0, 2, 2))
 
 
-def random_chain_params(rng: np.random.Generator, n: int, prismatic_share: float = 0.3,
-                        min_stiffness: float = 0.0) -> sg.ChainParams:
+def random_chain_params(
+    rng: np.random.Generator, n: int, prismatic_share: float = 0.3, min_stiffness: float = 0.0
+) -> sg.ChainParams:
     """Random chain: random fixed transforms, revolute axes through random points or
     prismatic axes, random masses, centres of mass and (box-like) inertias, springs
     (``>= min_stiffness``), dampers, rest positions, gravity and base pose (float64)."""
@@ -76,7 +77,9 @@ def random_chain_params(rng: np.random.Generator, n: int, prismatic_share: float
         T[:3, 3] = rng.uniform(-0.3, 0.3, 3)
         transforms.append(T)
         box, mass_ = rng.uniform(0.02, 0.3, 3), 1.0
-        principal = mass_ / 12 * np.array([box[1] ** 2 + box[2] ** 2, box[0] ** 2 + box[2] ** 2, box[0] ** 2 + box[1] ** 2])
+        principal = (
+            mass_ / 12 * np.array([box[1] ** 2 + box[2] ** 2, box[0] ** 2 + box[2] ** 2, box[0] ** 2 + box[1] ** 2])
+        )
         R = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
         inertias.append(R @ np.diag(principal) @ R.T)
     mass = rng.uniform(0.2, 2.0, n)
@@ -84,10 +87,17 @@ def random_chain_params(rng: np.random.Generator, n: int, prismatic_share: float
     base[:3, :3] = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
     base[:3, 3] = rng.uniform(-0.5, 0.5, 3)
     return sg.ChainParams.create(
-        joint_axes=np.array(axes), parent_to_joint=np.array(transforms), mass=mass,
-        com=rng.uniform(-0.1, 0.1, (n, 3)), inertia=np.array(inertias) * mass[:, None, None],
-        stiffness=min_stiffness + rng.uniform(0.0, 5.0, n), damping=rng.uniform(0.0, 1.0, n), rest=rng.uniform(-0.5, 0.5, n),
-        gravity=rng.normal(size=3) * 5.0, base_pose=base, dtype=jnp.float64,
+        joint_axes=np.array(axes),
+        parent_to_joint=np.array(transforms),
+        mass=mass,
+        com=rng.uniform(-0.1, 0.1, (n, 3)),
+        inertia=np.array(inertias) * mass[:, None, None],
+        stiffness=min_stiffness + rng.uniform(0.0, 5.0, n),
+        damping=rng.uniform(0.0, 1.0, n),
+        rest=rng.uniform(-0.5, 0.5, n),
+        gravity=rng.normal(size=3) * 5.0,
+        base_pose=base,
+        dtype=jnp.float64,
     )
 
 
@@ -95,6 +105,7 @@ def random_routes(rng: np.random.Generator, links) -> list:
     """Tendon routes through random via-points (within 0.15 m of each link frame's origin)
     on the given links (one tuple of link indices per tendon, -1: base)."""
     return [[(k, rng.uniform(-0.15, 0.15, 3)) for k in route] for route in links]
+
 
 GVS_BASES = {
     "mixed": (
@@ -136,8 +147,10 @@ def random_state(model, rng, scale=1.0):
     if isinstance(model, sg.ArticulatedSoftRobot):
         prismatic = np.linalg.norm(np.asarray(model.params.joint_axes)[:, :3], axis=1) < 0.5
         q_scale = np.where(prismatic, 0.1, 1.0)
-        return (jnp.asarray(rng.normal(size=model.num_dofs) * q_scale * scale),
-                jnp.asarray(rng.normal(size=model.num_dofs) * q_scale * 3.0))
+        return (
+            jnp.asarray(rng.normal(size=model.num_dofs) * q_scale * scale),
+            jnp.asarray(rng.normal(size=model.num_dofs) * q_scale * 3.0),
+        )
     d = 3 if model.planar else 6
     rot = 1 if model.planar else 3
     per = np.where(np.arange(d) < rot, 5.0, 0.1)

@@ -21,7 +21,9 @@ import jax  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "standard")
 
-_CACHE_DIR = os.environ.get("SOROGYM_TEST_JAX_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "sorogym", "jax-tests"))
+_CACHE_DIR = os.environ.get(
+    "SOROGYM_TEST_JAX_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "sorogym", "jax-tests")
+)
 if _CACHE_DIR:
     jax.config.update("jax_compilation_cache_dir", _CACHE_DIR)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)

@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import random_chain_params, random_routes
 from scipy.spatial.transform import Rotation
 
 import sorogym as sg
-
-from _models import random_chain_params, random_routes
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -72,7 +71,7 @@ def to_mjcf(robot: sg.ArticulatedSoftRobot) -> str:
         '<mujoco><compiler angle="radian" inertiafromgeom="false" boundmass="0" boundinertia="0"/>'
         f'<option gravity="{_vec(p.gravity)}"/>'
         f'<worldbody><body name="base" {_pose_attrs(p.base_pose)}>{sites[-1]}{body}</body></worldbody>'
-        f'{"<tendon>" + tendons + "</tendon>" if tendons else ""}</mujoco>'
+        f"{'<tendon>' + tendons + '</tendon>' if tendons else ''}</mujoco>"
     )
 
 
@@ -88,9 +87,17 @@ def mujoco_terms(robot, q, qd, tau):
         jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
         mujoco.mj_jacBody(m, d, jacp, jacr, m.body(f"link{i}").id)
         jacobians.append(np.concatenate([jacr, jacp]))
-    poses = [(d.xmat[m.body(f"link{i}").id].reshape(3, 3), d.xpos[m.body(f"link{i}").id]) for i in range(robot.num_dofs)]
-    return dict(M=M, bias=d.qfrc_bias.copy(), passive=d.qfrc_passive.copy(), qacc=d.qacc.copy(),
-                jacobians=np.array(jacobians), poses=poses)
+    poses = [
+        (d.xmat[m.body(f"link{i}").id].reshape(3, 3), d.xpos[m.body(f"link{i}").id]) for i in range(robot.num_dofs)
+    ]
+    return dict(
+        M=M,
+        bias=d.qfrc_bias.copy(),
+        passive=d.qfrc_passive.copy(),
+        qacc=d.qacc.copy(),
+        jacobians=np.array(jacobians),
+        poses=poses,
+    )
 
 
 @eqx.filter_jit
@@ -127,8 +134,11 @@ def _identities(robot, q, qd):
     M = robot.inertia_matrix(q)
     M_dot = jax.jvp(robot.inertia_matrix, (q,), (qd,))[1]
     C = robot.coriolis_matrix(q, qd)
-    energy_rate = jax.jvp(lambda y: robot.total_energy(y), (jnp.concatenate([q, qd]),),
-                          (robot.forward_dynamics(0.0, jnp.concatenate([q, qd])),))[1]
+    energy_rate = jax.jvp(
+        lambda y: robot.total_energy(y),
+        (jnp.concatenate([q, qd]),),
+        (robot.forward_dynamics(0.0, jnp.concatenate([q, qd])),),
+    )[1]
     return M, M_dot - 2 * C, C @ qd, robot.coriolis_force(q, qd), energy_rate
 
 
@@ -192,8 +202,15 @@ def _oracle_terms(robot, q, qd, u, tau, s_pair, soromox_api):
     D = robot.damping_matrix(q) if soromox_api else robot.damping_matrix()  # soromox's D takes q
     Cqd = robot.coriolis_matrix(q, qd) @ qd if soromox_api else robot.coriolis_force(q, qd)
     ends = [(robot.forward_kinematics(q, s), robot.jacobian(q, s)) for s in s_pair]
-    return (robot.inertia_matrix(q), robot.gravitational_force(q), robot.elastic_force(q), D, Cqd,
-            robot.forward_dynamics(0.0, y, (u, tau)), ends)
+    return (
+        robot.inertia_matrix(q),
+        robot.gravitational_force(q),
+        robot.elastic_force(q),
+        D,
+        Cqd,
+        robot.forward_dynamics(0.0, y, (u, tau)),
+        ends,
+    )
 
 
 @pytest.mark.parametrize("n, seed", [(2, 20), (5, 21)])
@@ -284,8 +301,13 @@ def test_tendon_lengths_planar_two_link_closed_form():
     T1 = np.eye(4)
     T1[0, 3] = l1
     params = sg.ChainParams.create(
-        joint_axes=[[0, 0, 1, 0, 0, 0]] * 2, parent_to_joint=np.stack([np.eye(4), T1]), mass=[1.0, 0.5],
-        com=[[0.15, 0, 0], [0.1, 0, 0]], inertia=np.stack([np.eye(3) * 0.01] * 2), stiffness=1.0, dtype=jnp.float64,
+        joint_axes=[[0, 0, 1, 0, 0, 0]] * 2,
+        parent_to_joint=np.stack([np.eye(4), T1]),
+        mass=[1.0, 0.5],
+        com=[[0.15, 0, 0], [0.1, 0, 0]],
+        inertia=np.stack([np.eye(3) * 0.01] * 2),
+        stiffness=1.0,
+        dtype=jnp.float64,
     )
     routes = [[(-1, (0.0, d, 0.0)), (0, (a, d, 0.0)), (1, (b, d, 0.0))], [(0, (a, -d, 0.0)), (1, (b, -d, 0.0))]]
     robot = sg.ArticulatedSoftRobot(params, sg.ArticulatedTendons(routes))
@@ -294,6 +316,7 @@ def test_tendon_lengths_planar_two_link_closed_form():
         return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
 
     for t1, t2 in [(0.0, 0.0), (0.4, -1.1), (-2.0, 2.5)]:
+
         def point(link, x, y):
             if link == -1:
                 return np.array([x, y])
@@ -301,8 +324,10 @@ def test_tendon_lengths_planar_two_link_closed_form():
                 return rot(t1) @ [x, y]
             return rot(t1) @ [l1, 0.0] + rot(t1 + t2) @ [x, y]
 
-        ref = [np.linalg.norm(point(0, a, d) - point(-1, 0, d)) + np.linalg.norm(point(1, b, d) - point(0, a, d)),
-               np.linalg.norm(point(1, b, -d) - point(0, a, -d))]
+        ref = [
+            np.linalg.norm(point(0, a, d) - point(-1, 0, d)) + np.linalg.norm(point(1, b, d) - point(0, a, d)),
+            np.linalg.norm(point(1, b, -d) - point(0, a, -d)),
+        ]
         L, A, _ = _route_terms(robot, jnp.asarray([t1, t2]), jnp.zeros(2))
         np.testing.assert_allclose(L, ref, rtol=1e-14)
     # pulleys: L = L0 - R q, A = R^T
@@ -361,9 +386,19 @@ def test_mckibben_force_law_closed_form():
 @eqx.filter_jit
 def _muscle_terms(robot, q, p1, p2):
     tau = lambda p: robot.actuation_force(q, p)  # noqa: E731
-    return (tau(p1), tau(p2), tau(2.0 * p1 + 0.5 * p2), robot.actuation_matrix(q), jax.jacfwd(tau)(p1),
-            robot.tendon_lengths(q), jax.jacfwd(robot.tendon_lengths)(q), jax.jacfwd(robot.actuation_coordinates)(q),
-            robot.actuation_coordinates(jnp.zeros_like(q)), tau(jnp.zeros_like(p1)), tau(-p1))
+    return (
+        tau(p1),
+        tau(p2),
+        tau(2.0 * p1 + 0.5 * p2),
+        robot.actuation_matrix(q),
+        jax.jacfwd(tau)(p1),
+        robot.tendon_lengths(q),
+        jax.jacfwd(robot.tendon_lengths)(q),
+        jax.jacfwd(robot.actuation_coordinates)(q),
+        robot.actuation_coordinates(jnp.zeros_like(q)),
+        tau(jnp.zeros_like(p1)),
+        tau(-p1),
+    )
 
 
 def test_mckibben_muscles_on_a_chain():
@@ -397,8 +432,11 @@ def test_mckibben_muscles_on_a_chain():
     R = rng.normal(size=(3, 4)) * 0.02
     pulley = sg.ArticulatedSoftRobot(params, sg.McKibbenMuscles(sg.PulleyTendons(R, 0.2), r0, theta))
     eps = np.asarray(R @ q) / 0.2
-    np.testing.assert_allclose(_muscle_terms(pulley, q, p1, p2)[3], R.T * np.asarray(sg.actuation.mckibben_force(1.0, eps, r0, theta)),
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        _muscle_terms(pulley, q, p1, p2)[3],
+        R.T * np.asarray(sg.actuation.mckibben_force(1.0, eps, r0, theta)),
+        rtol=1e-13,
+    )
     with pytest.raises(ValueError, match="rest_lengths"):
         sg.ArticulatedSoftRobot(params, sg.McKibbenMuscles(sg.PulleyTendons(R), r0, theta))
     with pytest.raises(ValueError, match="braid_angle"):
@@ -422,7 +460,9 @@ def _instance_terms(robot, y, u, statics: bool):
     return robot.forward_dynamics(0.0, y, (u,)), rest, q_star, residual
 
 
-@pytest.mark.parametrize("actuation, u", [("base_torque", [0.3]), ("tendons", [12.0, 0.0]), ("joint_torques", [0.2, -0.1, 0.05, 0.1])])
+@pytest.mark.parametrize(
+    "actuation, u", [("base_torque", [0.3]), ("tendons", [12.0, 0.0]), ("joint_torques", [0.2, -0.1, 0.05, 0.1])]
+)
 def test_soft_pendulum_builds_rests_hanging_and_solves_statics(actuation, u):
     """Every actuation: forward dynamics finite, hanging rest is an equilibrium; static
     equilibria under input (not repeated for joint torques, the same solve as base torque)."""
@@ -488,8 +528,11 @@ def test_soft_pendulum_swing_up_needs_pumping():
 @eqx.filter_jit
 def _umarm_terms(robot, y, u):
     q0 = jnp.zeros(robot.num_dofs)
-    return (_instance_terms(robot, y, u, True), robot.actuation_matrix(q0),
-            robot.forward_kinematics(q0, robot.num_dofs)[:3, 3])
+    return (
+        _instance_terms(robot, y, u, True),
+        robot.actuation_matrix(q0),
+        robot.forward_kinematics(q0, robot.num_dofs)[:3, 3],
+    )
 
 
 def test_umarm_builds_and_solves_statics():
@@ -498,7 +541,9 @@ def test_umarm_builds_and_solves_statics():
     robot = sg.robots.umarm(dtype=jnp.float64)
     assert (robot.num_dofs, robot.num_actuators) == (12, 24)
     np.testing.assert_allclose(float(jnp.sum(robot.params.mass)), 1.15, rtol=1e-14)
-    np.testing.assert_allclose(robot.actuation.rest_lengths, 0.12, rtol=1e-14)  # straight muscles, half a module on each side
+    np.testing.assert_allclose(
+        robot.actuation.rest_lengths, 0.12, rtol=1e-14
+    )  # straight muscles, half a module on each side
     robot = sg.robots.umarm(num_modules=3, dtype=jnp.float64)
     rng = np.random.default_rng(70)
     y = jnp.asarray(rng.normal(size=12) * 0.2)

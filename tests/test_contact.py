@@ -9,8 +9,15 @@ from sorogym.contact import contact_generalized_force, penalty_contact_forces, s
 
 
 def _rod():
-    p = sg.RodParams.upright(length=[0.15, 0.15], radius=0.02, density=1000.0, young_modulus=1e5,
-                             poisson_ratio=0.5, gravity=[0.0, 0.0, 0.0], dtype=jnp.float64)
+    p = sg.RodParams.upright(
+        length=[0.15, 0.15],
+        radius=0.02,
+        density=1000.0,
+        young_modulus=1e5,
+        poisson_ratio=0.5,
+        gravity=[0.0, 0.0, 0.0],
+        dtype=jnp.float64,
+    )
     return sg.PCS(p)
 
 
@@ -30,7 +37,9 @@ def test_penalty_force_magnitude_is_independent_of_sampling_density():
         deepest = float(-jnp.min(d))
         assert abs(float(mag[0]) - k * deepest) < 1e-9
         total = np.asarray(jnp.sum(forces, 0))
-        assert total[0] < 0 and abs(np.linalg.norm(total) - float(mag[0])) < 0.1 * float(mag[0])  # normals fan out around the deepest point
+        assert total[0] < 0 and abs(np.linalg.norm(total) - float(mag[0])) < 0.1 * float(
+            mag[0]
+        )  # normals fan out around the deepest point
     # no penetration, no force
     far = penalty_contact_forces(pts, jnp.full(num, 0.02), centre + jnp.array([0.1, 0, 0]), radius, k)
     assert float(jnp.abs(far[0]).max()) == 0.0

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import build_case, random_state
 from scipy.optimize import minimize
 
 import sorogym
@@ -26,8 +27,6 @@ from sorogym.control import (
     tip_distance,
 )
 
-from _models import build_case, random_state
-
 # -- projections (eqs. 52, 54) -------------------------------------------------------------
 
 
@@ -35,9 +34,15 @@ def _qp(v, w, beta, sense, bounds=None):
     """Reference: SLSQP on min |u - v|^2 subject to the half-space (and box)."""
     sign = 1.0 if sense == ">=" else -1.0
     cons = [{"type": "ineq", "fun": lambda u: sign * (w @ u - beta), "jac": lambda u: sign * w}]
-    res = minimize(lambda u: np.sum((u - v) ** 2), np.clip(v, *bounds) if bounds else v, jac=lambda u: 2 * (u - v),
-                   constraints=cons, bounds=None if bounds is None else [bounds] * len(v), method="SLSQP",
-                   options={"ftol": 1e-14, "maxiter": 500})
+    res = minimize(
+        lambda u: np.sum((u - v) ** 2),
+        np.clip(v, *bounds) if bounds else v,
+        jac=lambda u: 2 * (u - v),
+        constraints=cons,
+        bounds=None if bounds is None else [bounds] * len(v),
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     assert res.success, res.message
     return res.x
 
@@ -49,7 +54,9 @@ def test_halfspace_projections_match_a_qp_solver(sense):
     B = rng.normal(size=12) * 2
     closed = jax.jit(jax.vmap(lambda v, w, b: project_halfspace(v, w, b, sense)))(V, W, B)
     lo, hi = -0.7, 1.3
-    boxed = jax.jit(jax.vmap(lambda v, w, b: project_halfspace_box(v, w, b, jnp.full(5, lo), jnp.full(5, hi), sense)))(V, W, B)
+    boxed = jax.jit(jax.vmap(lambda v, w, b: project_halfspace_box(v, w, b, jnp.full(5, lo), jnp.full(5, hi), sense)))(
+        V, W, B
+    )
     for k in range(12):
         np.testing.assert_allclose(closed[k], _qp(V[k], W[k], B[k], sense), atol=1e-6)
         # keep instances whose half-space meets the box
@@ -102,8 +109,9 @@ def test_control_affine_split_and_output_derivatives(arm):
     u = jnp.asarray(rng.uniform(0.0, 0.5, arm.num_actuators))  # tendons pull: the affine range
     tau = jnp.asarray(rng.normal(size=arm.num_dofs) * 1e-3)
     affine = jax.jit(control_affine_dynamics)(arm, y, tau)
-    np.testing.assert_allclose(affine.drift + affine.input_matrix @ u, arm.forward_dynamics(0.0, y, (u, tau)),
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        affine.drift + affine.input_matrix @ u, arm.forward_dynamics(0.0, y, (u, tau)), rtol=1e-10, atol=1e-10
+    )
     assert np.all(affine.input_matrix[: arm.num_dofs] == 0)
 
     # a moving target: h = |x_tip(q) - (p0 + v t)|; hdd by central differences in time
@@ -170,8 +178,11 @@ def test_static_tip_sensitivity_matches_solved_equilibria():
     # one full undamped step (gain 1) from this equilibrium to a nearby reachable point lands
     # on it to first order
     target = tip(u + 0.01)
-    step = jax.jit(lambda q_, u_, x_: quasi_static_tension_control(model, q_, u_, x_, jnp.zeros(6), jnp.full(6, 6.0),
-                                                                    gain=1.0, damping=1e-14))
+    step = jax.jit(
+        lambda q_, u_, x_: quasi_static_tension_control(
+            model, q_, u_, x_, jnp.zeros(6), jnp.full(6, 6.0), gain=1.0, damping=1e-14
+        )
+    )
     u_new = step(q, u, target)
     assert np.linalg.norm(tip(u_new) - target) < 0.05 * np.linalg.norm(target - x)
 
@@ -200,11 +211,18 @@ def test_experts_beat_a_random_policy(name, kind, metric, steps):
         a_random = jax.random.uniform(key, a_expert.shape, a_expert.dtype, -1.0, 1.0)
         return jnp.where(jnp.arange(8)[:, None] < 4, a_expert, a_random), {}
 
-    rewards, alive, metrics, costs = rollout_arrays(env, side_by_side, 8, seed=7, episode_length=steps,
-                                                    policy_input="state")
-    expert, rand = (episode_statistics(rewards[:, cols], alive[:, cols], {k: v[:, cols] for k, v in metrics.items()},
-                                       None if costs is None else costs[:, cols])
-                    for cols in (slice(0, 4), slice(4, 8)))
+    rewards, alive, metrics, costs = rollout_arrays(
+        env, side_by_side, 8, seed=7, episode_length=steps, policy_input="state"
+    )
+    expert, rand = (
+        episode_statistics(
+            rewards[:, cols],
+            alive[:, cols],
+            {k: v[:, cols] for k, v in metrics.items()},
+            None if costs is None else costs[:, cols],
+        )
+        for cols in (slice(0, 4), slice(4, 8))
+    )
     assert expert[f"final/{metric}"] < 0.5 * rand[f"final/{metric}"], (expert, rand)
     assert expert["return_mean"] > rand["return_mean"]
     if "max/peak_contact_force" in expert:

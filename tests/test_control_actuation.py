@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import random_state
 
 import sorogym as sg
 from sorogym.control import (
@@ -18,14 +19,21 @@ from sorogym.control import (
     static_equilibrium,
 )
 
-from _models import random_state
-
 
 @pytest.fixture(scope="module")
 def arm():
     """Planar one-segment PCS (n = 3) with two straight tendons (m = 2) under gravity."""
-    params = sg.RodParams.create(length=0.15, radius=0.015, density=1100.0, young_modulus=5e4, poisson_ratio=0.45,
-                                 damping=4.0, gravity=[1.0, -9.81], planar=True, dtype=jnp.float64)
+    params = sg.RodParams.create(
+        length=0.15,
+        radius=0.015,
+        density=1100.0,
+        young_modulus=5e4,
+        poisson_ratio=0.45,
+        damping=4.0,
+        gravity=[1.0, -9.81],
+        planar=True,
+        dtype=jnp.float64,
+    )
     return sg.PlanarPCS(params, actuation=sg.Tendons(np.array([[0.01], [-0.008]])))
 
 
@@ -53,8 +61,13 @@ def test_coordinates_collocation_and_transformed_dynamics(arm):
     J, Jd = np.asarray(w["J"]), np.asarray(w["Jdot"])
     phid = J @ np.asarray(qd)
     phidd = J @ np.asarray(qdd) + Jd @ np.asarray(qd)
-    lhs = (np.asarray(w["M"]) @ phidd + np.asarray(w["C"]) @ phid + np.asarray(w["G"]) + np.asarray(w["K"])
-           + np.asarray(w["D"]) @ phid)
+    lhs = (
+        np.asarray(w["M"]) @ phidd
+        + np.asarray(w["C"]) @ phid
+        + np.asarray(w["G"])
+        + np.asarray(w["K"])
+        + np.asarray(w["D"]) @ phid
+    )
     np.testing.assert_allclose(lhs, np.asarray(w["A"]) @ np.asarray(u), rtol=1e-7, atol=1e-9 * np.abs(lhs).max())
     np.testing.assert_allclose(w["M"], np.asarray(w["M"]).T, rtol=1e-10, atol=1e-14)
 
@@ -66,8 +79,9 @@ def test_potential_compensation_recovers_the_equilibrium_tensions(arm):
     q_star = jax.jit(lambda u: static_equilibrium(arm, jnp.zeros(3), u, iterations=30))(u_star)
     dyn = ActuationSpaceDynamics(arm)
     gains = PIDGains(jnp.asarray([40.0, 40.0]), 1.0, 2.0, e_sat=0.01)
-    controllers = {kind: ActuationSpaceController(dyn, ConstantReference(q_star), gains, kind)
-                   for kind in ACTUATION_COMPENSATIONS}
+    controllers = {
+        kind: ActuationSpaceController(dyn, ConstantReference(q_star), gains, kind) for kind in ACTUATION_COMPENSATIONS
+    }
 
     @jax.jit
     def evaluate(y):

@@ -25,7 +25,6 @@ from sorogym.lie import se3, so3
 from sorogym.robots import figure_eight_reference, strain_benchmark_q
 from sorogym.sim import rollout_closed_loop_to
 
-
 W_N, ZETA, W_I = 12.0, 0.8, 0.5
 
 
@@ -40,8 +39,18 @@ def _reference_fn(t):
 def arm():
     """Planar one-segment PCS (all strains), fully actuated ``A = I``."""
     return sg.PlanarPCS(
-        sg.RodParams.create(length=0.12, radius=0.02, density=1100.0, young_modulus=3e4,
-                            poisson_ratio=0.45, damping=2.0, gravity=[1.5, -9.81], planar=True, dtype=jnp.float64))
+        sg.RodParams.create(
+            length=0.12,
+            radius=0.02,
+            density=1100.0,
+            young_modulus=3e4,
+            poisson_ratio=0.45,
+            damping=2.0,
+            gravity=[1.5, -9.81],
+            planar=True,
+            dtype=jnp.float64,
+        )
+    )
 
 
 def _gains(model, ki=W_I):
@@ -98,8 +107,9 @@ def test_pose_reference_twist_and_pose_error():
     s, s_p, s_m, e_pm, e_same, e_shift = evaluate()
     fd = np.concatenate([np.asarray(e_pm[:3]), np.asarray(s_p.value[:3, 3] - s_m.value[:3, 3])]) / (2 * h)
     np.testing.assert_allclose(s.rate, fd, rtol=1e-6, atol=1e-8)  # log(R(t+h) R(t-h)^T) / 2h
-    np.testing.assert_allclose(s.acceleration, (np.asarray(s_p.rate) - np.asarray(s_m.rate)) / (2 * h),
-                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        s.acceleration, (np.asarray(s_p.rate) - np.asarray(s_m.rate)) / (2 * h), rtol=1e-5, atol=1e-7
+    )
     # pose error: zero at equal poses; a world-frame rotation w and shift dp give [w, dp]
     np.testing.assert_allclose(e_same, np.zeros(6), atol=1e-12)
     np.testing.assert_allclose(e_shift, np.concatenate([w, dp]), atol=1e-12)
@@ -127,8 +137,10 @@ def test_every_compensation_makes_the_reference_a_solution(arm):
     trackers = ("feedforward", "mixed_state", "computed_torque")
     assert set(regulators + trackers + ("none",)) == set(COMPENSATIONS)
 
-    controllers = {kind: ConfigurationController(arm, setpoint if kind in regulators else moving, gains, kind)
-                   for kind in regulators + trackers}
+    controllers = {
+        kind: ConfigurationController(arm, setpoint if kind in regulators else moving, gains, kind)
+        for kind in regulators + trackers
+    }
 
     @jax.jit
     def accelerations(t):
@@ -154,11 +166,12 @@ def test_computed_torque_error_decays_as_the_linear_closed_loop(arm):
     n = arm.num_dofs
     ref = FunctionReference(_reference_fn)
     c = ConfigurationController(arm, ref, _gains(arm), "computed_torque")
-    traj = jax.jit(lambda: rollout_closed_loop_to(arm, arm.zero_state(), c, 1.0, c.initial_state(),
-                                                  solver_dt=2e-3, save_dt=0.1))()
+    traj = jax.jit(
+        lambda: rollout_closed_loop_to(arm, arm.zero_state(), c, 1.0, c.initial_state(), solver_dt=2e-3, save_dt=0.1)
+    )()
     r = jax.vmap(ref)(traj.ts)
     e = np.asarray(r.value - traj.ys[:, :n])
-    F = np.array([[0.0, 1.0, 0.0], [-W_N**2, -2 * ZETA * W_N, -W_I * W_N**2], [1.0, 0.0, 0.0]])
+    F = np.array([[0.0, 1.0, 0.0], [-(W_N**2), -2 * ZETA * W_N, -W_I * W_N**2], [1.0, 0.0, 0.0]])
     x0 = np.stack([np.asarray(r.value[0]), np.asarray(r.rate[0]), np.zeros(n)])  # [e, ed, eta] at t = 0
     expected = np.stack([expm(F * float(t)) @ x0 for t in traj.ts])  # (T, 3, n)
     np.testing.assert_allclose(e, expected[:, 0], atol=1e-7 * np.abs(x0).max())
@@ -182,11 +195,19 @@ def test_bad_controller_input_fails_at_construction(arm):
         PIDGains.matched(jnp.eye(n), -1.0, 0.9)
     tendon_arm = sg.PlanarPCS(arm.params, actuation=sg.Tendons(np.array([[0.01], [-0.01]])))  # m = 2 < n = 3
     with pytest.raises(ValueError, match="underactuated"):
-        ConfigurationController(tendon_arm, ConstantReference(jnp.zeros(tendon_arm.num_dofs)),
-                                PIDGains(1.0, 0.1, num_dofs=tendon_arm.num_dofs), "computed_torque")
+        ConfigurationController(
+            tendon_arm,
+            ConstantReference(jnp.zeros(tendon_arm.num_dofs)),
+            PIDGains(1.0, 0.1, num_dofs=tendon_arm.num_dofs),
+            "computed_torque",
+        )
     # model-free PID works on any actuation: u = A^T PID
-    pid = ConfigurationController(tendon_arm, ConstantReference(jnp.full(tendon_arm.num_dofs, 0.1)),
-                                  PIDGains(2.0, 0.1, num_dofs=tendon_arm.num_dofs), "none")
+    pid = ConfigurationController(
+        tendon_arm,
+        ConstantReference(jnp.full(tendon_arm.num_dofs, 0.1)),
+        PIDGains(2.0, 0.1, num_dofs=tendon_arm.num_dofs),
+        "none",
+    )
     y = tendon_arm.zero_state(jnp.float64)
     u, _ = jax.jit(lambda t, y_, z: pid(t, y_, z))(0.0, y, pid.initial_state())
     A = jax.jit(lambda q: tendon_arm.actuation_matrix(q))(y[: tendon_arm.num_dofs])
@@ -199,11 +220,13 @@ def test_bad_controller_input_fails_at_construction(arm):
 
 def test_strain_benchmark_reference_is_the_paper_schedule():
     q = jax.jit(jax.vmap(strain_benchmark_q))(jnp.asarray([1.0, 4.0, 7.5, 10.0, 13.0, 15.0, 17.0]))
-    np.testing.assert_allclose(q[:5, 1:4], [[0, 0, 0], [14, 7, 0.1], [-14, -7, -0.05], [7, -10, 0.06], [0, 0, 0]],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        q[:5, 1:4], [[0, 0, 0], [14, 7, 0.1], [-14, -7, -0.05], [7, -10, 0.06], [0, 0, 0]], atol=1e-12
+    )
     h = 1.0  # s(2 s) = 1: ramp complete
-    np.testing.assert_allclose(q[6, 1:4], [12 * h * np.sin(6), 6 * np.sin(4 + np.pi / 4), 0.06 * np.sin(5 + np.pi / 2)],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        q[6, 1:4], [12 * h * np.sin(6), 6 * np.sin(4 + np.pi / 4), 0.06 * np.sin(5 + np.pi / 2)], atol=1e-12
+    )
     np.testing.assert_allclose(q[5], 0.0, atol=1e-12)  # continuous hand-over at 15 s
     assert np.all(q[:, [0, 4, 5]] == 0)
 
@@ -220,8 +243,9 @@ def test_figure_eight_pose_stays_on_the_sphere_facing_outwards():
     radial = g[:, :3, 3] - center
     np.testing.assert_allclose(np.linalg.norm(radial, axis=1), 0.08, atol=1e-12)
     np.testing.assert_allclose(g[:, :3, 0], radial / 0.08, atol=1e-12)  # first axis: outward normal
-    np.testing.assert_allclose(np.einsum("kji,kjl->kil", g[:, :3, :3], g[:, :3, :3]), np.tile(np.eye(3), (9, 1, 1)),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        np.einsum("kji,kjl->kil", g[:, :3, :3], g[:, :3, :3]), np.tile(np.eye(3), (9, 1, 1)), atol=1e-12
+    )
     # the reference spans of the paper (section V-C2): S_p = 134.6 mm, S_R = 114.6 deg
     ts_fine = jnp.arange(0.0, 4.0, 0.01)
     g_fine = jax.jit(jax.vmap(ref))(ts_fine).value
@@ -247,8 +271,9 @@ def test_closed_loop_loss_gradient_in_the_gains_matches_finite_differences(arm):
         kp, ki, kd = jnp.exp(log_gains)
         gains = PIDGains(kp * jnp.ones(n), kd * jnp.ones(n), ki * jnp.ones(n), e_sat=1.0, dtype=jnp.float64)
         ctrl = ConfigurationController(arm, ref, gains, "potential")
-        traj = rollout_closed_loop_to(arm, jnp.zeros(2 * n), ctrl, 0.3, ctrl.initial_state(), solver_dt=2e-3,
-                                      save_dt=0.01)
+        traj = rollout_closed_loop_to(
+            arm, jnp.zeros(2 * n), ctrl, 0.3, ctrl.initial_state(), solver_dt=2e-3, save_dt=0.01
+        )
         return jnp.trapezoid(jnp.sum((q_d - traj.ys[:, :n]) ** 2, axis=-1), traj.ts)
 
     x = jnp.log(jnp.asarray([2e-3, 5e-4, 1e-4]))

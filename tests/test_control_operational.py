@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import random_state
 
 import sorogym as sg
 from sorogym.control import (
@@ -19,12 +20,19 @@ from sorogym.control import (
     matched_impedance_gains,
 )
 
-from _models import random_state
-
 
 def _params(num_segments=2):
-    return sg.RodParams.create(length=[0.12] * num_segments, radius=0.015, density=1100.0, young_modulus=4e4,
-                               poisson_ratio=0.45, damping=3.0, gravity=[2.0, -9.81], planar=True, dtype=jnp.float64)
+    return sg.RodParams.create(
+        length=[0.12] * num_segments,
+        radius=0.015,
+        density=1100.0,
+        young_modulus=4e4,
+        poisson_ratio=0.45,
+        damping=3.0,
+        gravity=[2.0, -9.81],
+        planar=True,
+        dtype=jnp.float64,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +75,7 @@ def test_task_space_identities_against_the_dynamics(arm):
 def test_impedance_control_gives_the_commanded_task_dynamics(arm):
     """Eq. 30 in the closed loop: Lambda (xdd - xdd_d) + C_x J_M^+ J qd = K e + D edot."""
     task = OperationalSpaceDynamics(arm, [arm.total_length])
+
     class PlanarPath(sg.control.Reference):
         """A planar tip pose path (theta, x, y)(t) with AD twists [w, vx, vy]."""
 
@@ -97,8 +106,9 @@ def test_impedance_control_gives_the_commanded_task_dynamics(arm):
     xdd = J @ np.asarray(qdd) + np.asarray(w["Jdot"]) @ np.asarray(qd)
     edot = np.asarray(r.rate) - J @ np.asarray(qd)
     lhs = Lam @ (xdd - np.asarray(r.acceleration)) + np.asarray(w["coriolis"] @ w["pinv"]) @ (J @ np.asarray(qd))
-    np.testing.assert_allclose(lhs, np.asarray(K) * np.asarray(e) + np.asarray(D) * edot, rtol=1e-6,
-                               atol=1e-9 * np.abs(lhs).max())
+    np.testing.assert_allclose(
+        lhs, np.asarray(K) * np.asarray(e) + np.asarray(D) * edot, rtol=1e-6, atol=1e-9 * np.abs(lhs).max()
+    )
 
 
 def test_synergistic_projector_decouples_the_task(arm):
@@ -136,8 +146,11 @@ def test_bad_operational_input(arm):
         OperationalSpaceDynamics(spatial, [0.1], components=(0, 3, 4, 5))
     task = OperationalSpaceDynamics(arm, [arm.total_length])
     with pytest.raises(ValueError, match="k = m"):
-        SynergisticController(OperationalSpaceDynamics(arm, [0.1], "position"), ConstantReference(jnp.zeros(2)),
-                              PIDGains(1.0, 0.1, num_dofs=2))
+        SynergisticController(
+            OperationalSpaceDynamics(arm, [0.1], "position"),
+            ConstantReference(jnp.zeros(2)),
+            PIDGains(1.0, 0.1, num_dofs=2),
+        )
     with pytest.raises(ValueError, match="reference"):
         ImpedanceController(task, ConstantReference(jnp.zeros(3)), 1.0, 0.1)
     tendon_arm = sg.PlanarPCS(_params(), actuation=sg.Tendons(np.array([[0.01, 0.01], [-0.01, -0.01]])))

@@ -44,18 +44,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import random_params, random_state
 
 import sorogym as sg
 from sorogym.control import COMPENSATIONS, ConfigurationController, FunctionReference, PIDGains
 from sorogym.testing import soromox_twin
 
-from _models import random_params, random_state
-
 soromox = pytest.importorskip("soromox")
 from soromox.control import configuration_space as cs  # noqa: E402
 from soromox.control.pid_control import PIDControl, PIDControllerState  # noqa: E402
 from soromox.control.reference_trajectory import ReferenceTrajectory  # noqa: E402
-
 from test_oracle_soromox import _rel  # noqa: E402
 
 pytestmark = pytest.mark.oracle
@@ -93,7 +91,9 @@ def results():
     assert combine is None
     assert np.all(np.asarray(base.params.damping) > 0) and np.any(np.asarray(base.params.gravity) != 0)
     model = sg.PCS(  # soromox's quadrature rule (its interior nodes): terms equal to round-off
-        base.params, base.active_strains, base.actuation,
+        base.params,
+        base.active_strains,
+        base.actuation,
         quadrature=(np.asarray(rob.integration_points)[1:-1], np.asarray(rob.integration_weights)[1:-1]),
     )
     n = model.num_dofs
@@ -152,10 +152,14 @@ def results():
         q, qd = y[:n], y[n:]
         C_ours, C_theirs = model.coriolis_matrix(q, qd), rob.coriolis_matrix(q, qd)
         out["common"] = dict(
-            q_d=(ref.value, tref.x_des_fn(t)), qd_d=(ref.rate, tref.xd_des_fn(t)),
-            qdd_d=(ref.acceleration, tref.xdd_des_fn(t)), A=model.actuation_matrix(q),
-            C_qd_d=(C_ours @ ref.rate, C_theirs @ ref.rate), C_qd=(C_ours @ qd, C_theirs @ qd),
-            C=(C_ours, C_theirs), M_dot=jax.jvp(model.inertia_matrix, (q,), (qd,))[1],
+            q_d=(ref.value, tref.x_des_fn(t)),
+            qd_d=(ref.rate, tref.xd_des_fn(t)),
+            qdd_d=(ref.acceleration, tref.xdd_des_fn(t)),
+            A=model.actuation_matrix(q),
+            C_qd_d=(C_ours @ ref.rate, C_theirs @ ref.rate),
+            C_qd=(C_ours @ qd, C_theirs @ qd),
+            C=(C_ours, C_theirs),
+            M_dot=jax.jvp(model.inertia_matrix, (q,), (qd,))[1],
         )
         return out
 

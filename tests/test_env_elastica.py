@@ -7,7 +7,7 @@ a short SB3 run and the backend comparison script in its quick mode.
 
 from __future__ import annotations
 
-import sys
+import json
 from pathlib import Path
 
 import gymnasium
@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _isolated import run_isolated
+from _scripts import load_script, run_script
 from gymnasium.utils.env_checker import check_env
 
 import sorogym  # noqa: F401  (registers the envs)
@@ -235,10 +236,7 @@ def test_sb3_ppo_runs_on_the_elastica_env():
 
 
 def test_compare_backends_quick(tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    import compare_backends
-
-    report = compare_backends.main(["--quick", "--out", str(tmp_path)])
+    report = load_script("compare_backends").main(["--quick", "--out", str(tmp_path)])
     assert (tmp_path / "backend_fidelity_quick.md").exists()
     rows = report["fidelity"]["rows"]
     assert {r["sequence"] for r in rows} >= {"step_one_tendon", "ramp", "random_smooth_0"}
@@ -252,11 +250,12 @@ def test_compare_backends_quick(tmp_path):
         assert abs(s["deflection_rod_stiff_stretch_m"] / s["deflection_pcs_bending_only_m"] - 1) < 0.06
 
 
-def _compare_rl_body(out):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    import compare_rl
-
-    report = compare_rl.main(["--quick", "--out", out])
+def test_compare_rl_quick(tmp_path):
+    # its own interpreter, as a user runs it (SB3 loads torch; the SubprocVecEnv workers
+    # re-import the script as __main__)
+    run_script("compare_rl", "--quick", "--out", str(tmp_path))
+    report = json.loads((tmp_path / "rl_wallclock_quick.json").read_text())
+    out = tmp_path
     assert set(report) >= {"brax", "sb3_pcs", "sb3_elastica", "summary", "meta"}
     for run in ("sb3_pcs", "sb3_elastica"):
         curve = report[run]["curve"]
@@ -268,13 +267,8 @@ def _compare_rl_body(out):
     assert (Path(out) / "rl_wallclock_quick.png").exists() and (Path(out) / "rl_wallclock_quick.md").exists()
 
 
-def test_compare_rl_quick(tmp_path):
-    run_isolated(_compare_rl_body, str(tmp_path))  # SB3 loads torch
-
-
 def test_compare_rl_time_to_level_interpolates():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    from compare_rl import time_to_level
+    time_to_level = load_script("compare_rl").time_to_level
 
     rows = [{"wall_s": 10.0, "s": 0.1}, {"wall_s": 20.0, "s": 0.5}, {"wall_s": 30.0, "s": 0.9}]
     assert time_to_level(rows, "s", 0.7) == pytest.approx(25.0)
@@ -283,10 +277,7 @@ def test_compare_rl_time_to_level_interpolates():
 
 
 def test_transfer_backends_quick(tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    import transfer_backends
-
-    report = transfer_backends.main(["--quick", "--out", str(tmp_path)])
+    report = load_script("transfer_backends").main(["--quick", "--out", str(tmp_path)])
     assert [r["policy"] for r in report["rows"]] == ["nominal", "randomised"]
     for r in report["rows"]:
         for backend in ("pcs", "elastica"):

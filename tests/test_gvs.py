@@ -11,11 +11,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import random_params, tendon_offsets
 
 import sorogym as sg
 from sorogym.lie import se3
-
-from _models import random_params, tendon_offsets
 
 
 def _rel(a, b):
@@ -27,17 +26,25 @@ def _rel(a, b):
 def _terms(model, q, qd, s_ps, u):
     J, Jd = model.jacobian_and_time_derivative(q, qd, s_ps[1])
     return dict(
-        fk=model.forward_kinematics_batched(q, s_ps), J=J, Jd=Jd, M=model.inertia_matrix(q),
-        Cqd=model.coriolis_force(q, qd), G=model.gravitational_force(q),
-        K=model.elastic_force(q), D=model.damping_matrix(), A=model.actuation_matrix(q),
-        U=model.potential_energy(q), yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd]), (u,)),
+        fk=model.forward_kinematics_batched(q, s_ps),
+        J=J,
+        Jd=Jd,
+        M=model.inertia_matrix(q),
+        Cqd=model.coriolis_force(q, qd),
+        G=model.gravitational_force(q),
+        K=model.elastic_force(q),
+        D=model.damping_matrix(),
+        A=model.actuation_matrix(q),
+        U=model.potential_energy(q),
+        yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd]), (u,)),
     )
 
 
 @jax.jit
 def _kinematics(model, q, s_ps):
-    return dict(fk=model.forward_kinematics_batched(q, s_ps), J=model.jacobian_batched(q, s_ps),
-                K=model.elastic_force(q))
+    return dict(
+        fk=model.forward_kinematics_batched(q, s_ps), J=model.jacobian_batched(q, s_ps), K=model.elastic_force(q)
+    )
 
 
 COHERENCE = [
@@ -57,8 +64,10 @@ def test_constant_bases_equal_spatial_pcs(N, active, routing, seed):
     params = random_params(rng, N, planar=False, mounting=("upright", "hanging", "horizontal")[(N + seed) % 3])
     tendons = sg.Tendons(tendon_offsets(rng, 2, N, False, routing), routing=routing)
     pcs = sg.PCS(params, active_strains=active, actuation=tendons)
-    bases = [sg.StrainBasis(kind, tuple(0 if a else -1 for a in mask)) for mask, kind in
-             zip(pcs.active_strains, ("monomial", "legendre", "monomial"))]
+    bases = [
+        sg.StrainBasis(kind, tuple(0 if a else -1 for a in mask))
+        for mask, kind in zip(pcs.active_strains, ("monomial", "legendre", "monomial"))
+    ]
     gvs = sg.GVS(params, bases, actuation=tendons)
     assert gvs.num_dofs == pcs.num_dofs
     q = jnp.asarray(rng.normal(size=pcs.num_dofs) * 2.0)
@@ -86,9 +95,16 @@ def test_constant_bases_equal_planar_pcs():
     ref3 = np.zeros((N, 6))
     ref3[:, 2], ref3[:, 3], ref3[:, 4] = np.asarray(p.reference_strain).T
     spatial = sg.GVSParams.create(
-        length=p.length, radius=p.radius, density=p.density, young_modulus=p.young_modulus,
-        shear_modulus=p.shear_modulus, damping=p.damping, reference_strain=ref3,
-        gravity=[*np.asarray(p.gravity), 0.0], mounting="horizontal", dtype=jnp.float64,
+        length=p.length,
+        radius=p.radius,
+        density=p.density,
+        young_modulus=p.young_modulus,
+        shear_modulus=p.shear_modulus,
+        damping=p.damping,
+        reference_strain=ref3,
+        gravity=[*np.asarray(p.gravity), 0.0],
+        mounting="horizontal",
+        dtype=jnp.float64,
     )
     planar = sg.PlanarPCS(planar_params)
     gvs = sg.GVS(spatial, sg.StrainBasis.create(("kz", "sx", "sy"), 0))
@@ -115,8 +131,14 @@ def _kinematic_ode_tip(model, q):
     p = model.params
     g0 = jnp.eye(4).at[:3, :3].set(p.base_rotation).at[:3, 3].set(p.base_position)
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(rhs), diffrax.Tsit5(), 0.0, float(model.total_length) * (1 - 1e-15), 1e-3, g0.reshape(-1),
-        stepsize_controller=diffrax.PIDController(rtol=1e-13, atol=1e-13), max_steps=100_000,
+        diffrax.ODETerm(rhs),
+        diffrax.Tsit5(),
+        0.0,
+        float(model.total_length) * (1 - 1e-15),
+        1e-3,
+        g0.reshape(-1),
+        stepsize_controller=diffrax.PIDController(rtol=1e-13, atol=1e-13),
+        max_steps=100_000,
     )
     return sol.ys[-1].reshape(4, 4)
 
@@ -126,12 +148,15 @@ def test_magnus_kinematics_converge_at_fourth_order_to_the_strain_ode():
     adaptive ODE integration of the strain field, and the error falls by ~2^4 per
     halving of the cells (fourth-order Magnus)."""
     rng = np.random.default_rng(1)
-    params = sg.GVSParams.create(length=[0.25, 0.2], radius=0.015, tip_radius=[0.01, 0.006], density=1000.0,
-                                 young_modulus=1e5, dtype=jnp.float64)
+    params = sg.GVSParams.create(
+        length=[0.25, 0.2], radius=0.015, tip_radius=[0.01, 0.006], density=1000.0, young_modulus=1e5, dtype=jnp.float64
+    )
     bases = (sg.StrainBasis.create(None, 2), sg.StrainBasis.create(None, 3, kind="legendre"))
     model = sg.GVS(params, bases, num_gauss_points=3)
     # curvatures of several rad/m varying along the links, stretches of ~0.1
-    scale = np.concatenate([np.full(o + 1, 3.0 if c < 3 else 0.05) for b in bases for c, o in enumerate(b.orders) if o >= 0])
+    scale = np.concatenate(
+        [np.full(o + 1, 3.0 if c < 3 else 0.05) for b in bases for c, o in enumerate(b.orders) if o >= 0]
+    )
     q = jnp.asarray(rng.normal(size=model.num_dofs) * scale)
     ref = np.asarray(_kinematic_ode_tip(model, q))
     errors = []

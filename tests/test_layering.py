@@ -20,6 +20,8 @@ CORE = (
     "sorogym.contact",
     "sorogym.planning",
     "sorogym.robots",
+    "sorogym.identification",
+    "sorogym.provenance",
     "sorogym.render",
     "sorogym.envs",
 )

@@ -82,9 +82,7 @@ def test_adjoint_identities():
     R, p = np.asarray(g[:3, :3]), np.asarray(g[:3, 3])
     np.testing.assert_allclose(np.asarray(se3.adjoint(g))[3:, :3], np.asarray(so3.hat(p)) @ R, atol=1e-15)
     a, b = rng.normal(size=6), rng.normal(size=6)
-    np.testing.assert_allclose(
-        se3.hat(se3.ad(a) @ b), se3.hat(a) @ se3.hat(b) - se3.hat(b) @ se3.hat(a), atol=1e-14
-    )
+    np.testing.assert_allclose(se3.hat(se3.ad(a) @ b), se3.hat(a) @ se3.hat(b) - se3.hat(b) @ se3.hat(a), atol=1e-14)
     np.testing.assert_allclose(se3.bracket(a, b), se3.ad(a) @ b, atol=1e-15)
     g2 = se2.exp(rng.normal(size=3))
     x2 = rng.normal(size=3)
@@ -165,10 +163,13 @@ def test_coefficient_table_matches_scalar_functions_and_their_derivatives():
     from sorogym.lie._coefficients import TABLE_RHO_SWITCH, coefficient_table, cosc_b, sinc_a, sinc_c
 
     rng = np.random.default_rng(11)
-    rho = np.concatenate([
-        [0.0, 1e-12, TABLE_RHO_SWITCH * (1 - 1e-9), TABLE_RHO_SWITCH, TABLE_RHO_SWITCH * (1 + 1e-9)],
-        rng.uniform(0.0, 4.0, 60), rng.uniform(4.0, 400.0, 20),
-    ])
+    rho = np.concatenate(
+        [
+            [0.0, 1e-12, TABLE_RHO_SWITCH * (1 - 1e-9), TABLE_RHO_SWITCH, TABLE_RHO_SWITCH * (1 + 1e-9)],
+            rng.uniform(0.0, 4.0, 60),
+            rng.uniform(4.0, 400.0, 20),
+        ]
+    )
     scalar = lambda r: jnp.stack([sinc_a(r), cosc_b(r), sinc_c(r)])  # noqa: E731
     d1 = jax.vmap(jax.jacfwd(scalar))(jnp.asarray(rho)).T
     d2 = jax.vmap(jax.jacfwd(jax.jacfwd(scalar)))(jnp.asarray(rho)).T

@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import MODEL_CASES, build_case, random_state
 
 import sorogym as sg
 from sorogym.actuation import Actuation
-
-from _models import MODEL_CASES, build_case, random_state
 
 MODELS_DIR = Path(sg.models.__file__).parent
 
@@ -42,10 +41,29 @@ def test_concrete_models_are_final_and_abstract_bases_do_not_instantiate():
 def test_the_contract_declares_what_consumers_call():
     """Every member the integrators, envs and controllers use is declared on SoftRobot."""
     declared = set(dir(sg.SoftRobot)) | set(sg.SoftRobot.__annotations__)
-    for name in ("dynamical_terms", "inertia_and_bias", "generalized_force", "elastic_force", "elastic_is_affine",
-                 "stiffness_matrix", "damping_matrix", "damping_force", "actuation", "actuation_context",
-                 "actuation_matrix", "actuation_force", "forward_dynamics", "tip_abscissa", "params", "with_params",
-                 "pose_and_jacobian", "forward_kinematics", "jacobian", "potential_force", "num_actuators"):
+    for name in (
+        "dynamical_terms",
+        "inertia_and_bias",
+        "generalized_force",
+        "elastic_force",
+        "elastic_is_affine",
+        "stiffness_matrix",
+        "damping_matrix",
+        "damping_force",
+        "actuation",
+        "actuation_context",
+        "actuation_matrix",
+        "actuation_force",
+        "forward_dynamics",
+        "tip_abscissa",
+        "params",
+        "with_params",
+        "pose_and_jacobian",
+        "forward_kinematics",
+        "jacobian",
+        "potential_force",
+        "num_actuators",
+    ):
         assert name in declared, name
 
 
@@ -62,8 +80,9 @@ def test_no_model_dispatches_on_actuator_types():
                 classes |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
                 assert not classes & names, f"{path.name}:{node.lineno} tests an actuator type"
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("hasattr", "getattr"):
-                assert not (isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "actuation"), \
+                assert not (isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "actuation"), (
                     f"{path.name}:{node.lineno} probes the actuator"
+                )
 
 
 class CoordinatePairs(Actuation):
@@ -101,11 +120,18 @@ def _dynamics_pair(model, reference, y, u):
     """Forward dynamics under the new actuator and under generalized forces ``A u``."""
     q = model.split_state(y)[0]
     A = model.actuation_matrix(q)
-    return (model.forward_dynamics(0.0, y, (u,)), reference.forward_dynamics(0.0, y, (jnp.zeros(model.num_dofs), A @ u)),
-            A, model.actuation_coordinates(q), jax.jacfwd(model.actuation_coordinates)(q))
+    return (
+        model.forward_dynamics(0.0, y, (u,)),
+        reference.forward_dynamics(0.0, y, (jnp.zeros(model.num_dofs), A @ u)),
+        A,
+        model.actuation_coordinates(q),
+        jax.jacfwd(model.actuation_coordinates)(q),
+    )
 
 
-@pytest.mark.parametrize("case", ["pcs2_mixed", "planar3_all_tendons", "gvs2_mixed_tendons", "chain3_articulated_tendons"])
+@pytest.mark.parametrize(
+    "case", ["pcs2_mixed", "planar3_all_tendons", "gvs2_mixed_tendons", "chain3_articulated_tendons"]
+)
 def test_a_new_actuator_works_on_every_model_unchanged(case):
     base = build_case(case, seed=3)
     rng = np.random.default_rng(0)

@@ -11,11 +11,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import MODEL_CASES, build_case, random_state
 
 import sorogym as sg
 from sorogym.lie import so3
-
-from _models import MODEL_CASES, build_case, random_state
 
 CONFIGS = ["random", "zero", "tiny"]
 
@@ -50,8 +49,11 @@ def _rotate_body_twists(model, R, Jb):
 
 
 # GVS compiles about twice as long as PCS: one parameter draw
-@pytest.fixture(scope="module", params=[(name, seed) for name in MODEL_CASES for seed in ((0,) if name.startswith("gvs") else (0, 1))],
-                ids=lambda p: f"{p[0]}-s{p[1]}")
+@pytest.fixture(
+    scope="module",
+    params=[(name, seed) for name in MODEL_CASES for seed in ((0,) if name.startswith("gvs") else (0, 1))],
+    ids=lambda p: f"{p[0]}-s{p[1]}",
+)
 def model(request):
     name, seed = request.param
     return build_case(name, seed)
@@ -194,9 +196,14 @@ def test_coriolis_against_christoffel_symbols_and_skew_symmetry(model, config):
 @jax.jit
 def _potentials(model, q):
     return (
-        model.gravitational_force(q), jax.grad(model.gravitational_energy)(q),
-        model.elastic_force(q), jax.grad(model.elastic_energy)(q), model.potential_force(q),
-        model.potential_energy(q), model.gravitational_energy(q), model.elastic_energy(q),
+        model.gravitational_force(q),
+        jax.grad(model.gravitational_energy)(q),
+        model.elastic_force(q),
+        jax.grad(model.elastic_energy)(q),
+        model.potential_force(q),
+        model.potential_energy(q),
+        model.gravitational_energy(q),
+        model.elastic_energy(q),
     )
 
 
@@ -219,8 +226,12 @@ def test_potential_forces_are_energy_gradients(model, config):
 def _fused_and_separate(model, q, qd, u, tau_ext):
     separate = (model.inertia_matrix(q), model.coriolis_force(q, qd), model.gravitational_force(q))
     rhs = (
-        model.actuation_matrix(q) @ u + tau_ext - model.coriolis_matrix(q, qd) @ qd - separate[2]
-        - model.elastic_force(q) - model.damping_matrix() @ qd
+        model.actuation_matrix(q) @ u
+        + tau_ext
+        - model.coriolis_matrix(q, qd) @ qd
+        - separate[2]
+        - model.elastic_force(q)
+        - model.damping_matrix() @ qd
     )
     yd = model.forward_dynamics(0.0, jnp.concatenate([q, qd]), (u, tau_ext))
     return model.dynamical_terms(q, qd), separate, rhs, yd
@@ -246,7 +257,12 @@ def _tendon_maps(model, q, qd, u):
     def lengths(q_):
         return model.tendon_lengths(q_)
 
-    return model.actuation_matrix(q), jax.jacfwd(lengths)(q), -jax.jvp(lengths, (q,), (qd,))[1], model.actuation_force(q, -u)
+    return (
+        model.actuation_matrix(q),
+        jax.jacfwd(lengths)(q),
+        -jax.jvp(lengths, (q,), (qd,))[1],
+        model.actuation_force(q, -u),
+    )
 
 
 def test_actuation_is_work_conjugate_to_tendon_contraction(model):
@@ -308,7 +324,11 @@ def test_tendon_lengths_match_routed_polyline(model):
                 continue
             o = off[j, i]
             if act.routing == "linear":
-                r = o[..., 0][None] + (o[..., 1] - o[..., 0])[None] * t[:, None] if not model.planar else (o[0] + (o[1] - o[0]) * t)[:, None]
+                r = (
+                    o[..., 0][None] + (o[..., 1] - o[..., 0])[None] * t[:, None]
+                    if not model.planar
+                    else (o[0] + (o[1] - o[0]) * t)[:, None]
+                )
             else:
                 r = np.broadcast_to(np.atleast_1d(o), (t.size, np.atleast_1d(o).size))
             r_full = np.concatenate([np.zeros((t.size, 1)), r], axis=1)
@@ -322,10 +342,12 @@ def _check_chain_tendon_polyline(model):
     """Chain: the polyline through the via-points placed by the public frame poses."""
     q, _ = _state(model, "random", 7)
     act = model.actuation
-    poses = np.asarray(jax.jit(type(model).forward_kinematics_batched)(model, q, jnp.asarray(np.asarray(act.links) + 1.0)))
+    poses = np.asarray(
+        jax.jit(type(model).forward_kinematics_batched)(model, q, jnp.asarray(np.asarray(act.links) + 1.0))
+    )
     points = np.einsum("vij,vj->vi", poses[:, :3, :3], np.asarray(act.points)) + poses[:, :3, 3]
     ends = np.cumsum(act.sizes)
-    total = [np.sum(np.linalg.norm(np.diff(points[e - k:e], axis=0), axis=1)) for k, e in zip(act.sizes, ends)]
+    total = [np.sum(np.linalg.norm(np.diff(points[e - k : e], axis=0), axis=1)) for k, e in zip(act.sizes, ends)]
     lengths = np.asarray(jax.jit(lambda m, q_: m.tendon_lengths(q_))(model, q))
     np.testing.assert_allclose(lengths, total, rtol=1e-13)
 
@@ -445,9 +467,14 @@ def test_planar_pcs_equals_spatial_pcs_restricted_to_the_plane(seed):
     rng = np.random.default_rng(seed)
     N = 1 + seed
     common = dict(
-        length=rng.uniform(0.1, 0.2, N), radius=rng.uniform(0.01, 0.02, N), density=rng.uniform(900, 1200, N),
-        young_modulus=rng.uniform(1e5, 1e6, N), poisson_ratio=rng.uniform(0.3, 0.5, N), damping=rng.uniform(0, 50, N),
-        mounting="horizontal", dtype=jnp.float64,
+        length=rng.uniform(0.1, 0.2, N),
+        radius=rng.uniform(0.01, 0.02, N),
+        density=rng.uniform(900, 1200, N),
+        young_modulus=rng.uniform(1e5, 1e6, N),
+        poisson_ratio=rng.uniform(0.3, 0.5, N),
+        damping=rng.uniform(0, 50, N),
+        mounting="horizontal",
+        dtype=jnp.float64,
     )
     g2 = rng.normal(size=2) * 9.81
     ref2 = np.tile([0.0, 1.0, 0.0], (N, 1)) + np.c_[rng.normal(size=N), np.zeros((N, 2))]
@@ -455,7 +482,8 @@ def test_planar_pcs_equals_spatial_pcs_restricted_to_the_plane(seed):
     ref3[:, 2], ref3[:, 3] = ref2[:, 0], 1.0
     planar = sg.PlanarPCS(sg.RodParams.create(gravity=g2, reference_strain=ref2, planar=True, **common))
     spatial = sg.PCS(
-        sg.RodParams.create(gravity=[g2[0], g2[1], 0.0], reference_strain=ref3, **common), active_strains=("kz", "sx", "sy")
+        sg.RodParams.create(gravity=[g2[0], g2[1], 0.0], reference_strain=ref3, **common),
+        active_strains=("kz", "sx", "sy"),
     )
     q = jnp.asarray(rng.normal(size=3 * N) * np.tile([4.0, 0.1, 0.1], N))
     qd = jnp.asarray(rng.normal(size=3 * N))
@@ -473,9 +501,13 @@ def test_planar_pcs_equals_spatial_pcs_restricted_to_the_plane(seed):
 @jax.jit
 def _plane_terms(model, q, qd, s_ps):
     return dict(
-        fk=model.forward_kinematics_batched(q, s_ps), J=model.jacobian_batched(q, s_ps),
-        M=model.inertia_matrix(q), G=model.gravitational_force(q), K=model.elastic_force(q),
-        Cqd=model.coriolis_force(q, qd), D=model.damping_matrix(),
+        fk=model.forward_kinematics_batched(q, s_ps),
+        J=model.jacobian_batched(q, s_ps),
+        M=model.inertia_matrix(q),
+        G=model.gravitational_force(q),
+        K=model.elastic_force(q),
+        Cqd=model.coriolis_force(q, qd),
+        D=model.damping_matrix(),
         yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd])),
     )
 
@@ -492,8 +524,15 @@ def test_reduced_strain_model_is_the_full_model_restricted(planar, N, active):
     smallest models; column bookkeeping is easiest to get wrong there)."""
     rng = np.random.default_rng(7 + N)
     params = sg.RodParams.create(
-        length=rng.uniform(0.1, 0.2, N), radius=0.012, density=1050.0, young_modulus=4e5, poisson_ratio=0.45,
-        damping=20.0, mounting="hanging", planar=planar, dtype=jnp.float64,
+        length=rng.uniform(0.1, 0.2, N),
+        radius=0.012,
+        density=1050.0,
+        young_modulus=4e5,
+        poisson_ratio=0.45,
+        damping=20.0,
+        mounting="hanging",
+        planar=planar,
+        dtype=jnp.float64,
     )
     cls = sg.PlanarPCS if planar else sg.PCS
     full, reduced = cls(params), cls(params, active_strains=active)

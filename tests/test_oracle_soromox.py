@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import MODEL_CASES, build_case, random_state
 
 import sorogym as sg
 from sorogym.testing import soromox_twin
-
-from _models import MODEL_CASES, build_case, random_state
 
 soromox = pytest.importorskip("soromox")
 pytestmark = pytest.mark.oracle
@@ -31,9 +30,15 @@ def _rel(a, b):
 @jax.jit
 def _ours(model, q, qd, s):
     return dict(
-        fk=model.forward_kinematics(q, s), J=model.jacobian(q, s), Jb=model.jacobian(q, s, frame="body"),
-        M=model.inertia_matrix(q), Cqd=model.coriolis_force(q, qd), G=model.gravitational_force(q),
-        K=model.elastic_force(q), D=model.damping_matrix(), A=model.actuation_matrix(q),
+        fk=model.forward_kinematics(q, s),
+        J=model.jacobian(q, s),
+        Jb=model.jacobian(q, s, frame="body"),
+        M=model.inertia_matrix(q),
+        Cqd=model.coriolis_force(q, qd),
+        G=model.gravitational_force(q),
+        K=model.elastic_force(q),
+        D=model.damping_matrix(),
+        A=model.actuation_matrix(q),
         yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd]), (jnp.ones(model.num_actuators),)),
     )
 
@@ -41,8 +46,12 @@ def _ours(model, q, qd, s):
 # one draw for GVS: soromox compiles its GVS for ~2 minutes per robot; the articulated chain
 # (frame-index kinematics, via-point tendons soromox's twin does not build) has its soromox
 # and MuJoCo oracles in test_articulated
-CASES = [(name, seed) for name in MODEL_CASES if not name.startswith("chain")
-         for seed in ((3,) if name.startswith("gvs") else (3, 4))]
+CASES = [
+    (name, seed)
+    for name in MODEL_CASES
+    if not name.startswith("chain")
+    for seed in ((3,) if name.startswith("gvs") else (3, 4))
+]
 
 
 @pytest.mark.parametrize("name,seed", CASES, ids=[f"{n}-s{s}" for n, s in CASES])
@@ -59,9 +68,15 @@ def test_model_terms_agree_with_soromox(name, seed):
         A_theirs = A_theirs @ combine
         u_theirs = jnp.asarray(combine @ np.ones(model.num_actuators))
     theirs = dict(
-        fk=rob.forward_kinematics(q, s), J=rob.jacobian(q, s), Jb=rob.jacobian_bodyframe(q, s),
-        M=rob.inertia_matrix(q), Cqd=rob.coriolis_matrix(q, qd) @ qd, G=rob.gravitational_force(q),
-        K=rob.elastic_force(q), D=rob.damping_matrix(q), A=A_theirs,
+        fk=rob.forward_kinematics(q, s),
+        J=rob.jacobian(q, s),
+        Jb=rob.jacobian_bodyframe(q, s),
+        M=rob.inertia_matrix(q),
+        Cqd=rob.coriolis_matrix(q, qd) @ qd,
+        G=rob.gravitational_force(q),
+        K=rob.elastic_force(q),
+        D=rob.damping_matrix(q),
+        A=A_theirs,
         yd=rob.forward_dynamics(0.0, jnp.concatenate([q, qd]), (u_theirs,)),
     )
     if model.planar:  # soromox's planar pose is [theta, x, y]
@@ -93,8 +108,12 @@ def test_half_second_rollout_agrees_with_soromox(planar):
     ours = jax.jit(lambda m, y: sg.sim.rollout_to(m, y, 0.5, u, solver_dt=1e-4, save_dt=0.05).ys)(model, y0)
     u_theirs = jnp.asarray(combine @ np.asarray(u))
     theirs = rob.rollout_to(
-        initial_state=soromox.SystemState(t=jnp.asarray(0.0), y=y0), u=u_theirs, t1=0.5,
-        solver_dt=1e-4, save_dt=0.05, solver=diffrax.Tsit5(),
+        initial_state=soromox.SystemState(t=jnp.asarray(0.0), y=y0),
+        u=u_theirs,
+        t1=0.5,
+        solver_dt=1e-4,
+        save_dt=0.05,
+        solver=diffrax.Tsit5(),
     )
     ys_theirs = np.asarray(theirs.y)[: ours.shape[0]]
     n = model.num_dofs
@@ -109,7 +128,9 @@ def test_half_second_rollout_agrees_with_soromox(planar):
     # with soromox's own quadrature nodes the remaining difference (3e-9 planar, 6e-8 spatial) comes from its
     # tendon-length weights, which sum to 1 + 5e-8
     same_rule = type(model)(
-        model.params, model.active_strains, model.actuation,
+        model.params,
+        model.active_strains,
+        model.actuation,
         quadrature=(np.asarray(rob.integration_points)[1:-1], np.asarray(rob.integration_weights)[1:-1]),
     )
     ours_same = jax.jit(lambda m, y: sg.sim.rollout_to(m, y, 0.5, u, solver_dt=1e-4, save_dt=0.05).ys)(same_rule, y0)

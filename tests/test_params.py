@@ -19,8 +19,14 @@ def _params(**over):
 @pytest.mark.parametrize(
     "field,value",
     [
-        ("length", [0.1, -0.1]), ("length", [0.1, np.nan]), ("radius", 0.0), ("radius", np.inf),
-        ("density", -1.0), ("young_modulus", 0.0), ("damping", -1.0), ("shear_modulus", -5.0),
+        ("length", [0.1, -0.1]),
+        ("length", [0.1, np.nan]),
+        ("radius", 0.0),
+        ("radius", np.inf),
+        ("density", -1.0),
+        ("young_modulus", 0.0),
+        ("damping", -1.0),
+        ("shear_modulus", -5.0),
     ],
 )
 def test_invalid_values_name_the_field(field, value):
@@ -79,7 +85,9 @@ def test_strain_selection_forms():
 def test_float32_and_float64_models():
     for dtype in (jnp.float32, jnp.float64):
         p = sg.RodParams.upright(**GOOD, dtype=dtype)
-        m = sg.PCS(p, actuation=sg.Tendons(np.full((2, 2, 2), 0.005, dtype=np.float32 if dtype == jnp.float32 else np.float64)))
+        m = sg.PCS(
+            p, actuation=sg.Tendons(np.full((2, 2, 2), 0.005, dtype=np.float32 if dtype == jnp.float32 else np.float64))
+        )
         y = jnp.zeros(2 * m.num_dofs, dtype).at[0].set(0.5)
         yd = jax.jit(lambda m_, y_: m_.forward_dynamics(0.0, y_, (jnp.ones(2, dtype),)))(m, y)
         assert yd.dtype == dtype
@@ -131,4 +139,6 @@ def test_per_strain_damping_matches_soromox_link_damping():
     rates = np.tile(1e-3 * np.array([1.0, 1.0, 1.0, 1e3, 1e3, 1e3]), (2, 1))
     m = sg.PCS(_params(damping=rates, dtype=jnp.float64))
     rob, _ = soromox_twin(m)
-    np.testing.assert_allclose(np.asarray(rob.damping_matrix(jnp.zeros(12))), np.asarray(m.damping_matrix()), rtol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(rob.damping_matrix(jnp.zeros(12))), np.asarray(m.damping_matrix()), rtol=1e-14
+    )

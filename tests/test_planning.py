@@ -46,8 +46,8 @@ def _paper_segment(theta, phi, L):
 def test_pcc_pose_matches_the_closed_form(extensible):
     robot = PCCRobot(4, length=[1.0, 0.8, 1.2, 0.5], extensible=extensible)
     qs = np.array(robot.sample(jax.random.PRNGKey(0), 20, jnp.float64))
-    qs[0, ::robot.vars_per_segment] = 0.0  # straight segments
-    qs[1, ::robot.vars_per_segment] = 1e-4  # nearly straight (the closed form cancels below)
+    qs[0, :: robot.vars_per_segment] = 0.0  # straight segments
+    qs[1, :: robot.vars_per_segment] = 1e-4  # nearly straight (the closed form cancels below)
     end_pose = jax.jit(lambda q: robot.end_pose(q))
     for q in qs:
         theta, phi, L = map(np.asarray, robot.segment_parameters(jnp.asarray(q)))
@@ -85,8 +85,9 @@ def test_pcc_equals_the_pcs_model(extensible):
     cos phi, 0)); the frames agree up to the fixed change of body axes (PCS backbone x, PCC z)."""
     L0 = np.array([0.2, 0.15, 0.25])
     robot = PCCRobot(3, length=L0, radius=0.01, extensible=extensible)
-    params = RodParams.create(length=L0, radius=0.01, density=1000.0, young_modulus=1e6, mounting="upright",
-                              dtype=jnp.float64)
+    params = RodParams.create(
+        length=L0, radius=0.01, density=1000.0, young_modulus=1e6, mounting="upright", dtype=jnp.float64
+    )
     model = PCS(params)
     Rb = np.asarray(params.base_rotation)
     C = np.eye(4)
@@ -219,8 +220,9 @@ def test_ik_on_a_pcs_model_position_targets():
     """The same solver on a simulation model's strain coordinates (bending and elongation
     of one segment; kept small: compiling the PCS kinematics dominates), to tip positions
     reached by random bounded strains."""
-    params = RodParams.create(length=0.12, radius=0.02, density=1070.0, young_modulus=2.5e5,
-                              mounting="hanging", dtype=jnp.float64)
+    params = RodParams.create(
+        length=0.12, radius=0.02, density=1070.0, young_modulus=2.5e5, mounting="hanging", dtype=jnp.float64
+    )
     model = PCS(params, active_strains=["ky", "kz", "sx"])
     lower = np.array([-15.0, -15.0, -0.1])
     planner = PCSPlanningModel(model, lower, -lower, points=5)

@@ -61,9 +61,18 @@ def test_normal_equations_match_ad_of_the_stacked_residual(targets):
     poses = jax.jit(jax.vmap(lambda q: robot.end_pose(q)))(robot.sample(jax.random.PRNGKey(2), T, jnp.float64))
     tgt = {"poses": poses, "positions": poses[:, :3, 3], "none": None}[targets]
     # every term on, with limits low enough that some hinges are active and some are not
-    costs = TrajectoryCosts(dt=0.1, tracking=2.0, path_length=0.3, configuration_smoothness=0.2, tendon_velocity=0.01,
-                            tendon_acceleration=0.001, max_tendon_speed=1.0, max_tendon_acceleration=20.0,
-                            limit_weight=10.0, margin=0.05)
+    costs = TrajectoryCosts(
+        dt=0.1,
+        tracking=2.0,
+        path_length=0.3,
+        configuration_smoothness=0.2,
+        tendon_velocity=0.01,
+        tendon_acceleration=0.001,
+        max_tendon_speed=1.0,
+        max_tendon_acceleration=20.0,
+        limit_weight=10.0,
+        margin=0.05,
+    )
     p = _Problem(robot, obstacles, tgt, targets == "positions", costs)
     residual = _stacked_residual(p, T)
     r, J = jax.jit(lambda f: (residual(f), jax.jacfwd(residual)(f)))(Q.reshape(-1))
@@ -154,11 +163,12 @@ def test_trajectory_planning_goes_around_an_obstacle_the_straight_line_hits():
 
 
 def _one_segment_tendon_arm():
-    from sorogym.robots import tendon_ring_pcs
     from sorogym.envs.tendon_reaching import default_config
+    from sorogym.robots import tendon_ring_pcs
 
-    cfg = dataclasses.replace(default_config(), segment_lengths=(0.12,), tendon_angles_deg=(0.0, 120.0, 240.0),
-                              tendon_spans=(1, 1, 1))
+    cfg = dataclasses.replace(
+        default_config(), segment_lengths=(0.12,), tendon_angles_deg=(0.0, 120.0, 240.0), tendon_spans=(1, 1, 1)
+    )
     return tendon_ring_pcs(cfg, "hanging", jnp.float64, active_strains="bending_elongation")
 
 
@@ -210,8 +220,10 @@ def test_plan_cli_follows_a_path_and_writes_its_files(tmp_path):
 
     from sorogym.agents.cli import main
 
-    assert main(["plan", "follow", "--path", "sinusoid", "--waypoints", "10", "--frames", "2",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(["plan", "follow", "--path", "sinusoid", "--waypoints", "10", "--frames", "2", "--out", str(tmp_path)])
+        == 0
+    )
     figures = json.loads((tmp_path / "plan.json").read_text())
     assert figures["task"] == "follow" and figures["waypoints"] == 10
     assert figures["position_error_mm_max"] < 1.0  # coarse path: the smoothing costs a fraction of a mm

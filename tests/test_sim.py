@@ -11,8 +11,15 @@ import sorogym as sg
 
 def _arm(damping=0.0, gravity=(0.0, 0.0, -9.81), planar=False):
     p = sg.RodParams.upright(
-        length=[0.12, 0.1], radius=0.015, density=1070.0, young_modulus=1e5, poisson_ratio=0.45,
-        damping=damping, gravity=list(gravity)[: 2 if planar else 3], planar=planar, dtype=jnp.float64,
+        length=[0.12, 0.1],
+        radius=0.015,
+        density=1070.0,
+        young_modulus=1e5,
+        poisson_ratio=0.45,
+        damping=damping,
+        gravity=list(gravity)[: 2 if planar else 3],
+        planar=planar,
+        dtype=jnp.float64,
     )
     if planar:
         return sg.PlanarPCS(p, active_strains="bending_elongation")
@@ -35,9 +42,9 @@ def test_energy_drift_without_damping(name, make_solver, dt, tol):
     m = _arm()
     n = m.num_dofs
     y0 = jnp.zeros(2 * n).at[0].set(3.0).at[n + 1].set(-2.0)
-    traj = jax.jit(
-        lambda m_, y: sg.sim.rollout_to(m_, y, 1.0, solver=make_solver(m_), solver_dt=dt, save_dt=0.01).ys
-    )(m, y0)
+    traj = jax.jit(lambda m_, y: sg.sim.rollout_to(m_, y, 1.0, solver=make_solver(m_), solver_dt=dt, save_dt=0.01).ys)(
+        m, y0
+    )
     energy = jax.jit(jax.vmap(m.total_energy))(traj)
     e_rest = m.total_energy(jnp.zeros(2 * n))
     drift = np.abs(np.asarray(energy - energy[0])).max() / float(energy[0] - e_rest)
@@ -61,13 +68,19 @@ def test_fixed_step_integrators_converge_to_tsit5():
     u = jnp.array([2.0, 0.0, 1.0])
     # dt is traced and the step budget static, so both step sizes of a solver share one
     # compilation (the loop runs the steps dt needs, ceil(0.3 / dt))
-    run = jax.jit(lambda m_, solver, dt, max_steps: sg.sim.rollout_to(m_, y0, 0.3, u, solver=solver, solver_dt=dt, save_dt=0.3,
-                                                                     max_steps=max_steps).ys[-1],
-                  static_argnums=(3,))
+    run = jax.jit(
+        lambda m_, solver, dt, max_steps: sg.sim.rollout_to(
+            m_, y0, 0.3, u, solver=solver, solver_dt=dt, save_dt=0.3, max_steps=max_steps
+        ).ys[-1],
+        static_argnums=(3,),
+    )
     ref = run(m, diffrax.Tsit5(), 1e-5, int(np.ceil(0.3 / 1e-5)) + 2)
     # Both are first order overall (the trapezoidal rule is second order on the linear
     # stiff part only; M and the remaining forces are frozen at the start of each step).
-    for solver_cls, dts, order in [(sg.sim.LinearTrapezoid, (1e-3, 5e-4), 1), (sg.sim.SemiImplicitEuler, (4e-5, 2e-5), 1)]:
+    for solver_cls, dts, order in [
+        (sg.sim.LinearTrapezoid, (1e-3, 5e-4), 1),
+        (sg.sim.SemiImplicitEuler, (4e-5, 2e-5), 1),
+    ]:
         max_steps = int(np.ceil(0.3 / min(dts))) + 2
         errs = [float(np.abs(np.asarray(run(m, solver_cls(m), dt, max_steps) - ref))[:n].max()) for dt in dts]
         assert errs[1] < errs[0]
@@ -89,10 +102,12 @@ def test_closed_loop_rollouts_regulate_and_hold_inputs():
 
     @jax.jit
     def run():
-        cont = sg.sim.rollout_closed_loop_to(m, y0, lambda t, y: pd(t, y, pd.initial_state())[0], 1.0,
-                                             solver_dt=2e-4, save_dt=0.5)
-        disc = sg.sim.rollout_discrete_closed_loop_to(m, y0, lambda t, y: pd(t, y, pd.initial_state())[0], 1.0,
-                                                      control_dt=0.01, solver_dt=2e-4)
+        cont = sg.sim.rollout_closed_loop_to(
+            m, y0, lambda t, y: pd(t, y, pd.initial_state())[0], 1.0, solver_dt=2e-4, save_dt=0.5
+        )
+        disc = sg.sim.rollout_discrete_closed_loop_to(
+            m, y0, lambda t, y: pd(t, y, pd.initial_state())[0], 1.0, control_dt=0.01, solver_dt=2e-4
+        )
         tr = sg.sim.rollout_closed_loop_to(m, y0, pid, 1.0, z0=pid.initial_state(), solver_dt=2e-4, save_dt=0.5)
         return cont, disc, tr
 
@@ -132,7 +147,9 @@ def test_grad_and_vmap_through_a_rollout():
     fd_u = (f(m.params, u.at[0].add(eps)) - f(m.params, u.at[0].add(-eps))) / (2 * eps)
     np.testing.assert_allclose(g_u[0], fd_u, rtol=1e-5)
     E = m.params.young_modulus
-    fd_E = (f(m.params.replace(young_modulus=E * (1 + eps)), u) - f(m.params.replace(young_modulus=E * (1 - eps)), u)) / (2 * eps)
+    fd_E = (
+        f(m.params.replace(young_modulus=E * (1 + eps)), u) - f(m.params.replace(young_modulus=E * (1 - eps)), u)
+    ) / (2 * eps)
     np.testing.assert_allclose(jnp.sum(g_params.young_modulus * E), fd_E, rtol=1e-4)
     # domain randomisation: vmap over a batch of parameter sets
     Es = jnp.stack([E * 0.5, E, E * 2.0])
@@ -174,16 +191,18 @@ def test_fixed_step_rollout_saves_at_arbitrary_times_and_checks_them():
     u = jnp.array([0.05, 0.0, -0.02, 0.01])  # generalized forces on the 4 coordinates
     ts = jnp.array([0.0, 0.0123, 0.05, 0.0777, 0.1])
     fixed = sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts)
-    ref = sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts,
-                            stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-12))
+    ref = sg.sim.rollout_to(
+        m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts, stepsize_controller=diffrax.PIDController(rtol=1e-11, atol=1e-12)
+    )
     np.testing.assert_allclose(fixed.ts, ts)
     np.testing.assert_array_equal(fixed.ys[0], y0)
     scale = np.abs(np.asarray(ref.ys)).max()
     assert scale > 0
     np.testing.assert_allclose(fixed.ys, ref.ys, atol=1e-7 * scale)
     # An explicit ConstantStepSize is the default fixed-step path, not a second one.
-    explicit = sg.sim.rollout_to(m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts,
-                                 stepsize_controller=diffrax.ConstantStepSize())
+    explicit = sg.sim.rollout_to(
+        m, y0, 0.1, u, solver_dt=1e-4, save_ts=ts, stepsize_controller=diffrax.ConstantStepSize()
+    )
     np.testing.assert_array_equal(explicit.ys, fixed.ys)
     for bad in ([0.05, 0.01], [0.0, 0.2], [-0.01, 0.05]):
         with pytest.raises(ValueError, match="save_ts"):

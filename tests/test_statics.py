@@ -10,12 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _models import build_case, random_state
 
 import sorogym as sg
 from sorogym.models import static_residual
-
-from _models import build_case, random_state
-
 
 # Model seeds whose unloaded rest is stable under their random gravity (some random rods,
 # soft and pre-curved, buckle under their own weight; they have no equilibrium branch from rest
@@ -126,8 +124,13 @@ def test_equilibrium_is_where_a_damped_rollout_comes_to_rest(spatial_arm):
     model = spatial_arm.update_params(damping=spatial_arm.params.damping * 0 + 3e3)
     u = jnp.asarray(np.random.default_rng(2).uniform(0.0, 0.3, model.num_actuators))
     q_star = eqx.filter_jit(lambda m, u_: m.static_equilibrium(u_))(model, u)
-    traj = eqx.filter_jit(lambda m, u_: sg.sim.rollout_to(
-        m, m.zero_state(), 3.0, u=u_, solver=sg.sim.LinearTrapezoid(m), solver_dt=1e-3, save_dt=1.0).ys)(model, u)
+    traj = eqx.filter_jit(
+        lambda m, u_: (
+            sg.sim.rollout_to(
+                m, m.zero_state(), 3.0, u=u_, solver=sg.sim.LinearTrapezoid(m), solver_dt=1e-3, save_dt=1.0
+            ).ys
+        )
+    )(model, u)
     q_end, qd_end = model.split_state(traj[-1])
     assert float(jnp.max(jnp.abs(q_star))) > 0.5  # a real bend, not the rest configuration
     assert float(jnp.max(jnp.abs(qd_end))) < 1e-5

@@ -17,5 +17,16 @@ from ._base import RodContext as RodContext
 from ._tendons import GeneralizedActuation as GeneralizedActuation
 from ._tendons import Tendons as Tendons
 
-__all__ = ["Actuation", "ActuationContext", "RodContext", "ChainContext", "GeneralizedActuation", "Tendons",
-           "ArticulatedTendons", "PulleyTendons", "McKibbenMuscles", "mckibben_force", "mckibben_max_contraction"]
+__all__ = [
+    "Actuation",
+    "ActuationContext",
+    "RodContext",
+    "ChainContext",
+    "GeneralizedActuation",
+    "Tendons",
+    "ArticulatedTendons",
+    "PulleyTendons",
+    "McKibbenMuscles",
+    "mckibben_force",
+    "mckibben_max_contraction",
+]

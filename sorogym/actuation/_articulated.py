@@ -98,7 +98,9 @@ class ArticulatedTendons(Actuation):
                 raise ValueError(f"routes: tendon {j} needs at least two via-points, got {len(route)}")
             for k, (link, point) in enumerate(route):
                 if int(link) != link or int(link) < -1:
-                    raise ValueError(f"routes: tendon {j}, via-point {k}: link must be an integer >= -1 (-1: base), got {link}")
+                    raise ValueError(
+                        f"routes: tendon {j}, via-point {k}: link must be an integer >= -1 (-1: base), got {link}"
+                    )
                 links.append(int(link))
                 points.append(point)
             sizes.append(len(route))
@@ -117,7 +119,7 @@ class ArticulatedTendons(Actuation):
     def num_actuators(self) -> int:
         return len(self.sizes)
 
-    def bind(self, context: ActuationContext) -> "ArticulatedTendons":
+    def bind(self, context: ActuationContext) -> ArticulatedTendons:
         """Raise ``ValueError`` unless the model is a chain with every via-point's link."""
         require_context(self, context, ChainContext, "articulated chains")
         n = context.num_dofs
@@ -158,7 +160,7 @@ class ArticulatedTendons(Actuation):
         n = context.num_dofs
         J = jnp.concatenate([jnp.zeros((1, 6, n), R.dtype), context.jacobians])[np.asarray(self.links) + 1]
         point_jac = jnp.einsum("vij,vjn->vin", R, J[:, 3:] - so3.hat(p) @ J[:, :3])  # (V, 3, n)
-        d = (jnp.einsum("vij,vj->vi", R, p) + t)
+        d = jnp.einsum("vij,vj->vi", R, p) + t
         d = d[b] - d[a]
         norm = safe_norm(d)
         unit = d / jnp.where(norm > 0, norm, 1.0)[:, None]
@@ -194,7 +196,11 @@ class PulleyTendons(Actuation):
         R = jnp.asarray(moment_arms)
         if R.ndim != 2 or R.shape[0] < 1:
             raise ValueError(f"moment_arms: expected shape (num_tendons, num_joints), got {R.shape}")
-        L0 = jnp.broadcast_to(jnp.asarray(rest_lengths, R.dtype), (R.shape[0],)) if jnp.ndim(rest_lengths) == 0 else jnp.asarray(rest_lengths)
+        L0 = (
+            jnp.broadcast_to(jnp.asarray(rest_lengths, R.dtype), (R.shape[0],))
+            if jnp.ndim(rest_lengths) == 0
+            else jnp.asarray(rest_lengths)
+        )
         if L0.shape != (R.shape[0],):
             raise ValueError(f"rest_lengths: expected shape ({R.shape[0]},), got {L0.shape}")
         if _is_concrete(R) and not np.all(np.isfinite(np.asarray(R))):
@@ -205,10 +211,12 @@ class PulleyTendons(Actuation):
     def num_actuators(self) -> int:
         return int(self.moment_arms.shape[0])
 
-    def bind(self, context: ActuationContext) -> "PulleyTendons":
+    def bind(self, context: ActuationContext) -> PulleyTendons:
         n = context.num_dofs
         if self.moment_arms.shape[1] != n:
-            raise ValueError(f"moment_arms: expected {n} columns (one per coordinate), got shape {tuple(self.moment_arms.shape)}")
+            raise ValueError(
+                f"moment_arms: expected {n} columns (one per coordinate), got shape {tuple(self.moment_arms.shape)}"
+            )
         return self
 
     def lengths(self, context: ActuationContext) -> Float[Array, " m"]:
@@ -239,8 +247,9 @@ def mckibben_max_contraction(braid_angle: ArrayLike, correction: ArrayLike = 1.0
     return (1.0 - 1.0 / (math.sqrt(3.0) * jnp.cos(jnp.asarray(braid_angle)))) / jnp.asarray(correction)
 
 
-def mckibben_force(pressure: ArrayLike, contraction: ArrayLike, radius: ArrayLike, braid_angle: ArrayLike,
-                   correction: ArrayLike = 1.0) -> Array:
+def mckibben_force(
+    pressure: ArrayLike, contraction: ArrayLike, radius: ArrayLike, braid_angle: ArrayLike, correction: ArrayLike = 1.0
+) -> Array:
     """McKibben muscle force [N] (positive: pulling), elementwise over broadcast inputs.
 
     ``F = p pi r0^2 (a (1 - k eps_c)^2 - b)`` with ``eps_c = min(eps, eps_max)`` (zero force
@@ -283,8 +292,14 @@ class McKibbenMuscles(Actuation):
     correction: Array
     rest_lengths: Array | None
 
-    def __init__(self, paths, radius: ArrayLike, braid_angle: ArrayLike, rest_lengths: ArrayLike | None = None,
-                 correction: ArrayLike = 1.0):
+    def __init__(
+        self,
+        paths,
+        radius: ArrayLike,
+        braid_angle: ArrayLike,
+        rest_lengths: ArrayLike | None = None,
+        correction: ArrayLike = 1.0,
+    ):
         if not isinstance(paths, (ArticulatedTendons, PulleyTendons)):
             raise ValueError(f"paths: expected ArticulatedTendons or PulleyTendons, got {type(paths).__name__}")
         m = paths.num_actuators
@@ -297,7 +312,11 @@ class McKibbenMuscles(Actuation):
                 raise ValueError(f"{name}: expected shape ({m},) (one per muscle), got {arr.shape}")
             if _is_concrete(arr):
                 v = np.asarray(arr, dtype=float)
-                if not np.all(np.isfinite(v)) or (low is not None and np.any(v <= low)) or (high is not None and np.any(v >= high)):
+                if (
+                    not np.all(np.isfinite(v))
+                    or (low is not None and np.any(v <= low))
+                    or (high is not None and np.any(v >= high))
+                ):
                     bounds = f"> {low}" if high is None else f"in ({low}, {high:.6g})"
                     raise ValueError(f"{name}: values must be finite and {bounds}, got {v}")
             return arr
@@ -311,7 +330,7 @@ class McKibbenMuscles(Actuation):
     def num_actuators(self) -> int:
         return self.paths.num_actuators
 
-    def bind(self, context: ActuationContext) -> "McKibbenMuscles":
+    def bind(self, context: ActuationContext) -> McKibbenMuscles:
         """Check the paths against the model and, if ``rest_lengths`` is ``None``, set it
         to the path lengths at ``q = 0`` (once: the lengths then belong to the muscles)."""
         muscles = eqx.tree_at(lambda mm: mm.paths, self, self.paths.bind(context))
@@ -319,16 +338,22 @@ class McKibbenMuscles(Actuation):
             return muscles
         rest = muscles.paths.lengths(context)
         if _is_concrete(rest) and np.any(np.asarray(rest) <= 0):
-            raise ValueError(f"rest_lengths: the muscle paths have non-positive lengths at q = 0 ({np.asarray(rest)}); pass rest_lengths")
+            raise ValueError(
+                f"rest_lengths: the muscle paths have non-positive lengths at q = 0 ({np.asarray(rest)}); "
+                "pass rest_lengths"
+            )
         return muscles.with_rest_lengths(rest)
 
-    def with_rest_lengths(self, rest_lengths: Float[Array, " m"]) -> "McKibbenMuscles":
+    def with_rest_lengths(self, rest_lengths: Float[Array, " m"]) -> McKibbenMuscles:
         """Copy with the resting lengths ``L0`` ``(m,)`` [m] set."""
         return eqx.tree_at(lambda mm: mm.rest_lengths, self, jnp.asarray(rest_lengths), is_leaf=lambda x: x is None)
 
     def _rest(self, dtype):
         if self.rest_lengths is None:
-            raise ValueError("rest_lengths: not set; install the muscles on a model (which fills in the lengths at q = 0) or pass them")
+            raise ValueError(
+                "rest_lengths: not set; install the muscles on a model (which fills in the lengths at q = 0) "
+                "or pass them"
+            )
         return self.rest_lengths.astype(dtype)
 
     def lengths(self, context: ActuationContext) -> Float[Array, " m"]:
@@ -341,8 +366,13 @@ class McKibbenMuscles(Actuation):
 
     def force_per_pressure(self, contraction: Float[Array, " m"]) -> Float[Array, " m"]:
         """``f(eps) = F / p`` ``(m,)`` [m^2] (zero at and beyond the maximum contraction)."""
-        return mckibben_force(1.0, contraction, self.radius.astype(contraction.dtype), self.braid_angle.astype(contraction.dtype),
-                              self.correction.astype(contraction.dtype))
+        return mckibben_force(
+            1.0,
+            contraction,
+            self.radius.astype(contraction.dtype),
+            self.braid_angle.astype(contraction.dtype),
+            self.correction.astype(contraction.dtype),
+        )
 
     def forces(self, context: ActuationContext, u: Float[Array, " m"]) -> Float[Array, " m"]:
         """Muscle forces ``F(p, eps(q))`` ``(m,)`` [N] at the pressures ``u`` [Pa] (clipped at zero)."""
@@ -372,5 +402,12 @@ class McKibbenMuscles(Actuation):
         return jnp.maximum(u, 0.0)
 
 
-__all__ = ["ArticulatedTendons", "PulleyTendons", "McKibbenMuscles", "mckibben_force",
-           "mckibben_coefficients", "mckibben_max_contraction", "MCKIBBEN_NEUTRAL_ANGLE"]
+__all__ = [
+    "ArticulatedTendons",
+    "PulleyTendons",
+    "McKibbenMuscles",
+    "mckibben_force",
+    "mckibben_coefficients",
+    "mckibben_max_contraction",
+    "MCKIBBEN_NEUTRAL_ANGLE",
+]

@@ -17,7 +17,6 @@ model-dependent defaults filled in (a McKibben muscle's resting length). Adding 
 type means subclassing :class:`Actuation`; no model changes.
 """
 
-
 import abc
 from typing import final
 
@@ -160,5 +159,6 @@ def require_context(actuation: Actuation, context: ActuationContext, kind: type,
     """Raise ``ValueError`` when ``actuation`` is installed on a model whose context is not
     a ``kind`` (``models``: the models that provide one, for the message)."""
     if not isinstance(context, kind):
-        raise ValueError(f"actuation: {type(actuation).__name__} acts on {models}; this model provides a "
-                         f"{type(context).__name__}")
+        raise ValueError(
+            f"actuation: {type(actuation).__name__} acts on {models}; this model provides a {type(context).__name__}"
+        )

@@ -42,10 +42,12 @@ class GeneralizedActuation(Actuation):
         if self.indices is not None:
             return len(self.indices)
         if self.num_dofs is None:
-            raise ValueError("indices: GeneralizedActuation() drives every coordinate; install it on a model to know how many")
+            raise ValueError(
+                "indices: GeneralizedActuation() drives every coordinate; install it on a model to know how many"
+            )
         return self.num_dofs
 
-    def bind(self, context: ActuationContext) -> "GeneralizedActuation":
+    def bind(self, context: ActuationContext) -> GeneralizedActuation:
         n = context.num_dofs
         if self.indices is not None and any(not 0 <= i < n for i in self.indices):
             raise ValueError(f"indices: each must lie in [0, {n}), got {self.indices}")
@@ -98,8 +100,14 @@ class Tendons(Actuation):
     spans: tuple[int, ...] | None = eqx.field(static=True, default=None)
     signed: bool = eqx.field(static=True, default=False)
 
-    def __init__(self, offsets: ArrayLike, routing: str = "straight", num_quadrature_points: int = 5,
-                 spans=None, signed: bool = False):
+    def __init__(
+        self,
+        offsets: ArrayLike,
+        routing: str = "straight",
+        num_quadrature_points: int = 5,
+        spans=None,
+        signed: bool = False,
+    ):
         if routing not in ("straight", "linear"):
             raise ValueError(f"routing: unknown {routing!r}; use 'straight' or 'linear'")
         self.offsets = jnp.asarray(offsets)
@@ -127,7 +135,7 @@ class Tendons(Actuation):
     def num_actuators(self) -> int:
         return int(self.offsets.shape[0])
 
-    def bind(self, context: ActuationContext) -> "Tendons":
+    def bind(self, context: ActuationContext) -> Tendons:
         require_context(self, context, RodContext, "rod models (PCS, GVS)")
         N, planar, m = context.num_segments, context.planar, self.offsets.shape[0]
         shape = (m, N) + (() if planar else (2,)) + ((2,) if self.routing == "linear" else ())

@@ -23,8 +23,12 @@ from jaxtyping import Array, Float
 _TINY = 1e-12
 
 
-def sphere_clearances(points: Float[Array, "P 3"], robot_radius: Float[Array, " P"],
-                      centers: Float[Array, "k 3"], radii: Float[Array, " k"]) -> Float[Array, "P k"]:
+def sphere_clearances(
+    points: Float[Array, "P 3"],
+    robot_radius: Float[Array, " P"],
+    centers: Float[Array, "k 3"],
+    radii: Float[Array, " k"],
+) -> Float[Array, "P k"]:
     """Surface-to-surface clearances ``d_ij`` [m] (negative when penetrating)."""
     diff = points[:, None, :] - centers[None, :, :]
     dist = jnp.sqrt(jnp.sum(diff**2, axis=-1) + _TINY**2)

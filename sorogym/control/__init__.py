@@ -8,6 +8,7 @@ The controller contract: a controller maps the time ``t`` [s], the plant state
 :func:`sorogym.sim.rollout_discrete_closed_loop_to` (zero-order hold).
 """
 
+from ._actuation_space import ACTUATION_COMPENSATIONS, ActuationSpaceController, ActuationSpaceDynamics
 from ._affine import ControlAffine, SecondOrderOutput, control_affine_dynamics, second_order_output
 from ._clf_cbf import (
     SecondOrderGains,
@@ -16,10 +17,16 @@ from ._clf_cbf import (
     second_order_halfspace,
     tip_distance,
 )
-from ._actuation_space import ACTUATION_COMPENSATIONS, ActuationSpaceController, ActuationSpaceDynamics
 from ._configuration import COMPENSATIONS, ConfigurationController, PIDGains, check_full_actuation, saturate
 from ._operational import ImpedanceController, OperationalSpaceDynamics, SynergisticController, matched_impedance_gains
 from ._projection import project_halfspace, project_halfspace_box
+from ._quasi_static import (
+    bounded_least_squares_step,
+    equilibrium_from_rest,
+    quasi_static_tension_control,
+    static_equilibrium,
+    static_tip_sensitivity,
+)
 from ._reference import (
     ConstantReference,
     FunctionReference,
@@ -29,23 +36,41 @@ from ._reference import (
     SampledReference,
     pose_error,
 )
-from ._quasi_static import (
-    bounded_least_squares_step,
-    quasi_static_tension_control,
-    equilibrium_from_rest,
-    static_equilibrium,
-    static_tip_sensitivity,
-)
 
 __all__ = [
-    "Reference", "ReferenceSample", "FunctionReference", "ConstantReference", "SampledReference",
-    "PoseReference", "pose_error",
-    "COMPENSATIONS", "ConfigurationController", "PIDGains", "check_full_actuation", "saturate",
-    "OperationalSpaceDynamics", "ImpedanceController", "SynergisticController", "matched_impedance_gains",
-    "ActuationSpaceDynamics", "ActuationSpaceController", "ACTUATION_COMPENSATIONS",
-    "ControlAffine", "SecondOrderOutput", "control_affine_dynamics", "second_order_output",
-    "SecondOrderGains", "clf_cbf_control", "second_order_halfspace", "contact_barrier", "tip_distance",
-    "project_halfspace", "project_halfspace_box",
-    "bounded_least_squares_step", "quasi_static_tension_control", "static_equilibrium", "equilibrium_from_rest",
+    "Reference",
+    "ReferenceSample",
+    "FunctionReference",
+    "ConstantReference",
+    "SampledReference",
+    "PoseReference",
+    "pose_error",
+    "COMPENSATIONS",
+    "ConfigurationController",
+    "PIDGains",
+    "check_full_actuation",
+    "saturate",
+    "OperationalSpaceDynamics",
+    "ImpedanceController",
+    "SynergisticController",
+    "matched_impedance_gains",
+    "ActuationSpaceDynamics",
+    "ActuationSpaceController",
+    "ACTUATION_COMPENSATIONS",
+    "ControlAffine",
+    "SecondOrderOutput",
+    "control_affine_dynamics",
+    "second_order_output",
+    "SecondOrderGains",
+    "clf_cbf_control",
+    "second_order_halfspace",
+    "contact_barrier",
+    "tip_distance",
+    "project_halfspace",
+    "project_halfspace_box",
+    "bounded_least_squares_step",
+    "quasi_static_tension_control",
+    "static_equilibrium",
+    "equilibrium_from_rest",
     "static_tip_sensitivity",
 ]

@@ -22,8 +22,10 @@ PID of :mod:`._configuration` and the compensations of Table VI, taking the actu
     "potential":              u = [G_phi(q_d) + K_phi(q_d)]_a + PID
     "gravity":                u = [G_phi(q) + K_phi(q_d)]_a + PID
     "potential_cancellation": u = [G_phi(q) + K_phi(q)]_a + PID
-    "feedforward":            u = [M_phi(q_d) phidd_d + C_phi(q_d, qd_d) phid_d + G_phi(q_d) + K_phi(q_d) + D_phi(q_d) phid_d]_a + PID
-    "mixed_state":            u = [M_phi(q) phidd_d + C_phi(q, qd) phid_d + G_phi(q) + K_phi(q_d) + D_phi(q) phid_d]_a + PID
+    "feedforward":            u = [M_phi(q_d) phidd_d + C_phi(q_d, qd_d) phid_d + G_phi(q_d) + K_phi(q_d)
+                                   + D_phi(q_d) phid_d]_a + PID
+    "mixed_state":            u = [M_phi(q) phidd_d + C_phi(q, qd) phid_d + G_phi(q) + K_phi(q_d)
+                                   + D_phi(q) phid_d]_a + PID
 
 The reference is given in configuration space (``q_d(t)``, :class:`Reference`); its
 actuation-space image is ``phi_d = phi(q_d)``, ``phid_d = J_phi(q_d) qd_d``,
@@ -66,7 +68,9 @@ class ActuationSpaceDynamics(eqx.Module):
             raise ValueError(f"model: over-actuated (m = {m} > n = {n}); actuation-space coordinates need m <= n")
         A0 = np.asarray(_actuation_matrix_at_zero(model))
         if np.linalg.matrix_rank(A0) < m:
-            raise ValueError(f"model: A(0) has rank {np.linalg.matrix_rank(A0)} < m = {m}; the actuators are not independent")
+            raise ValueError(
+                f"model: A(0) has rank {np.linalg.matrix_rank(A0)} < m = {m}; the actuators are not independent"
+            )
         if unactuated_map is None:
             Q, _ = np.linalg.qr(A0, mode="complete")
             unactuated_map = Q[:, m:].T
@@ -100,9 +104,14 @@ class ActuationSpaceDynamics(eqx.Module):
         M, _, grav = m.dynamical_terms(q, qd)
         C = m.coriolis_matrix(q, qd)
         return {
-            "M": W.T @ M @ W, "C": W.T @ (C - M @ W @ Jd) @ W, "G": W.T @ grav,
-            "K": W.T @ m.elastic_force(q), "D": W.T @ m.damping_matrix() @ W, "A": W.T @ m.actuation_matrix(q),
-            "J": J, "Jdot": Jd,
+            "M": W.T @ M @ W,
+            "C": W.T @ (C - M @ W @ Jd) @ W,
+            "G": W.T @ grav,
+            "K": W.T @ m.elastic_force(q),
+            "D": W.T @ m.damping_matrix() @ W,
+            "A": W.T @ m.actuation_matrix(q),
+            "J": J,
+            "Jdot": Jd,
         }
 
     def reference_image(self, q_d, qd_d, qdd_d) -> tuple[Array, Array, Array]:
@@ -121,8 +130,9 @@ class ActuationSpaceController(eqx.Module):
     gains: PIDGains
     compensation: str = eqx.field(static=True)
 
-    def __init__(self, dynamics: ActuationSpaceDynamics, reference: Reference, gains: PIDGains,
-                 compensation: str = "none"):
+    def __init__(
+        self, dynamics: ActuationSpaceDynamics, reference: Reference, gains: PIDGains, compensation: str = "none"
+    ):
         if compensation not in ACTUATION_COMPENSATIONS:
             raise ValueError(f"compensation: unknown {compensation!r}; use one of {ACTUATION_COMPENSATIONS}")
         n, m = dynamics.model.num_dofs, dynamics.num_actuated

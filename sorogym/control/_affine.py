@@ -76,4 +76,6 @@ def second_order_output(h: Callable, y: Float[Array, " 2n"], t, affine: ControlA
         return rate, value
 
     (rate, value), (d_y, d_t) = jax.value_and_grad(rate_and_value, argnums=(0, 1), has_aux=True)(y, t)
-    return SecondOrderOutput(h=value, hd=rate, drift_term=d_y @ affine.drift + d_t, input_gain=d_y @ affine.input_matrix)
+    return SecondOrderOutput(
+        h=value, hd=rate, drift_term=d_y @ affine.drift + d_t, input_gain=d_y @ affine.input_matrix
+    )

@@ -55,7 +55,7 @@ class SecondOrderGains:
         _positive("k1", self.k1)
 
     @classmethod
-    def critically_damped(cls, natural_frequency: float) -> "SecondOrderGains":
+    def critically_damped(cls, natural_frequency: float) -> SecondOrderGains:
         """``k1 = 2 w``, ``k0 = w^2`` for ``w = natural_frequency`` [rad/s]."""
         w = _positive("natural_frequency", natural_frequency)
         return cls(k0=w * w, k1=2.0 * w)

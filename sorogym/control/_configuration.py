@@ -111,7 +111,7 @@ class PIDGains(eqx.Module):
         damping_ratio: float,
         integral_frequency: float = 0.0,
         e_sat=None,
-    ) -> "PIDGains":
+    ) -> PIDGains:
         """``K_p = w_n^2 M``, ``K_d = 2 zeta w_n M``, ``K_i = w_i w_n^2 M`` for an inertia
         ``M`` ``(n, n)`` (usually ``M(0)``): every coordinate gets the bandwidth ``w_n``
         [rad/s] and damping ratio ``zeta`` of a unit-mass loop."""
@@ -122,7 +122,9 @@ class PIDGains(eqx.Module):
             raise ValueError(f"integral_frequency: must be >= 0, got {integral_frequency}")
         M = jnp.asarray(inertia)
         w2 = natural_frequency**2
-        return cls(w2 * M, 2.0 * damping_ratio * natural_frequency * M, integral_frequency * w2 * M, e_sat, dtype=M.dtype)
+        return cls(
+            w2 * M, 2.0 * damping_ratio * natural_frequency * M, integral_frequency * w2 * M, e_sat, dtype=M.dtype
+        )
 
     def feedback(self, e, e_rate, eta) -> Float[Array, " n"]:
         """``K_p e + K_i eta + K_d e_rate``."""
@@ -239,7 +241,9 @@ class ConfigurationController(eqx.Module):
             return jnp.zeros((A.shape[1],), y.dtype), A.T @ pid, self.gains.integral_rate(e)
         if self.compensation == "computed_torque":
             M, cor, grav = self.model.dynamical_terms(q, qd)
-            model_force = M @ ref.acceleration + cor + grav + self.model.elastic_force(q) + self.model.damping_matrix() @ qd
+            model_force = (
+                M @ ref.acceleration + cor + grav + self.model.elastic_force(q) + self.model.damping_matrix() @ qd
+            )
             feedback_force = M @ jnp.linalg.solve(self.nominal_inertia, pid)
             sol = _solve_actuation(A, jnp.stack([model_force, feedback_force], axis=1))
             return sol[:, 0], sol[:, 1], self.gains.integral_rate(e)

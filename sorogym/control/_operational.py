@@ -71,7 +71,9 @@ class OperationalSpaceDynamics(eqx.Module):
     def __init__(self, model, s_ps, components="pose"):
         s = np.atleast_1d(np.asarray(s_ps, float))
         length = model.total_length
-        L = np.inf if isinstance(length, jax.core.Tracer) else float(np.asarray(length))  # traced: checked where concrete
+        L = (
+            np.inf if isinstance(length, jax.core.Tracer) else float(np.asarray(length))
+        )  # traced: checked where concrete
         if s.ndim != 1 or s.size == 0 or np.any(s < 0) or np.any(s > L * (1 + 1e-12)):
             raise ValueError(f"s_ps: task points must lie on the backbone [0, {L:g}] m, got {np.asarray(s_ps)}")
         self.model = model
@@ -116,8 +118,18 @@ class OperationalSpaceDynamics(eqx.Module):
         pinv = M_inv_JT @ Lam
         null = jnp.eye(q.shape[0], dtype=q.dtype) - pinv @ J
         coriolis = Lam @ (J @ M_inv_C - Jd)
-        return {"J": J, "Jdot": Jd, "M": M, "Lambda": Lam, "pinv": pinv, "null": null, "coriolis": coriolis,
-                "M_inv_JT": M_inv_JT, "Cqd": cor, "gravity": grav}
+        return {
+            "J": J,
+            "Jdot": Jd,
+            "M": M,
+            "Lambda": Lam,
+            "pinv": pinv,
+            "null": null,
+            "coriolis": coriolis,
+            "M_inv_JT": M_inv_JT,
+            "Cqd": cor,
+            "gravity": grav,
+        }
 
     def task_inertia(self, q) -> Float[Array, "k k"]:
         """``Lambda(q) = (J M^-1 J^T)^-1``."""
@@ -160,8 +172,10 @@ def _check_pose_reference(task: OperationalSpaceDynamics, reference: Reference) 
     value_ok = sample.value.shape in {(p, side, side)} | ({(side, side)} if p == 1 else set())
     rate_ok = int(np.prod(sample.rate.shape)) == p * d
     if not (value_ok and rate_ok):
-        raise ValueError(f"reference: expected {p} pose(s) of shape ({side}, {side}) and twists of {d} per point, "
-                         f"got values {sample.value.shape} and rates {sample.rate.shape}")
+        raise ValueError(
+            f"reference: expected {p} pose(s) of shape ({side}, {side}) and twists of {d} per point, "
+            f"got values {sample.value.shape} and rates {sample.rate.shape}"
+        )
 
 
 class ImpedanceController(eqx.Module):
@@ -207,8 +221,11 @@ class ImpedanceController(eqx.Module):
         w = task.terms(q, qd)
         e = task.error(g_d, task.poses(q))
         e_rate = self._selected(ref.rate) - w["J"] @ qd
-        f_model = (w["pinv"].T @ (model.elastic_force(q) + model.damping_matrix() @ qd)
-                   + w["coriolis"] @ (w["null"] @ qd) + w["Lambda"] @ self._selected(ref.acceleration))
+        f_model = (
+            w["pinv"].T @ (model.elastic_force(q) + model.damping_matrix() @ qd)
+            + w["coriolis"] @ (w["null"] @ qd)
+            + w["Lambda"] @ self._selected(ref.acceleration)
+        )
         f_fb = self.stiffness @ e + self.damping @ e_rate
         A = model.actuation_matrix(q)
         forces = jnp.stack([w["J"].T @ f_model + w["gravity"], w["J"].T @ f_fb], axis=1)

@@ -70,7 +70,7 @@ def static_tip_sensitivity(model, q: Float[Array, " n"], u: Float[Array, " m"]) 
     A = model.actuation_matrix(q)
     pose, J = model.pose_and_jacobian(q, model.total_length)
     dq_du = jnp.linalg.solve(stiffness, A)
-    return pose[:-1, -1], J[-pose.shape[0] + 1:] @ dq_du
+    return pose[:-1, -1], J[-pose.shape[0] + 1 :] @ dq_du
 
 
 def bounded_least_squares_step(

@@ -63,8 +63,7 @@ class Reference(eqx.Module):
     """A time-indexed reference; call it with ``t`` [s] for a :class:`ReferenceSample`."""
 
     @abc.abstractmethod
-    def __call__(self, t) -> ReferenceSample:
-        ...
+    def __call__(self, t) -> ReferenceSample: ...
 
 
 class FunctionReference(Reference):

@@ -15,7 +15,7 @@
 
 from ._accuracy import integrator_accuracy, random_action_episode
 from ._base import PhysicsState, SoroEnv, StepOutputs
-from ._config import EpisodeConfig, config_to_dict, flatten_config, replace_config
+from ._config import EpisodeConfig, config_to_dict, replace_config
 from ._expert import Expert
 from ._registry import canonical_name, env_class, gym_twins, make, register, register_gym_twin, registry
 from ._wrappers import FullResetWrapper, wrap_for_training
@@ -23,7 +23,7 @@ from ._wrappers import FullResetWrapper, wrap_for_training
 
 def __getattr__(name):
     # Gymnasium and SB3 faces load on first use (SB3 pulls in torch).
-    if name in ("GymEnv", "GymVectorEnv"):
+    if name in ("GymEnv", "GymVectorEnv", "gym_spaces", "jax_key_from", "render_state"):
         from . import _gym
 
         return getattr(_gym, name)
@@ -51,7 +51,6 @@ __all__ = [
     "replace_config",
     "EpisodeConfig",
     "config_to_dict",
-    "flatten_config",
     "integrator_accuracy",
     "random_action_episode",
     "GymEnv",

@@ -126,19 +126,6 @@ def config_to_dict(config: Any) -> Any:
     return config
 
 
-def flatten_config(config: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"dotted.path": leaf}`` for every leaf of a nested config dataclass."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(config):
-        value = getattr(config, f.name)
-        key = f"{prefix}{f.name}"
-        if dataclasses.is_dataclass(value):
-            out.update(flatten_config(value, key + "."))
-        else:
-            out[key] = value
-    return out
-
-
 RANDOMIZABLE_FIELDS = ("length", "radius", "density", "young_modulus", "shear_modulus", "damping")
 
 
@@ -159,7 +146,6 @@ def check_randomization(ranges: tuple, fields: tuple[str, ...] = RANDOMIZABLE_FI
 __all__ = [
     "replace_config",
     "config_to_dict",
-    "flatten_config",
     "check_randomization",
     "RANDOMIZABLE_FIELDS",
 ]

@@ -24,20 +24,25 @@ from gymnasium.vector.vector_env import AutoresetMode
 from ._registry import make
 from ._wrappers import wrap_for_training
 
-_SKIP_INFO = {"steps", "truncation", "episode_done", "episode_metrics", "final_obs"}
+#: ``info`` keys of the training wrapper that the Gymnasium faces do not pass on.
+WRAPPER_INFO_KEYS = {"steps", "truncation", "episode_done", "episode_metrics", "final_obs"}
 
 
-def _spaces(env):
+def gym_spaces(env):
+    """Float32 ``(observation_space, action_space)`` Boxes of a sorogym env: observations
+    within ``+-env.observation_limit``, actions in ``[-1, 1]``."""
     obs = gymnasium.spaces.Box(-env.observation_limit, env.observation_limit, (env.observation_size,), np.float32)
     act = gymnasium.spaces.Box(-1.0, 1.0, (env.action_size,), np.float32)
     return obs, act
 
 
-def _key_from(np_random: np.random.Generator) -> jax.Array:
+def jax_key_from(np_random: np.random.Generator) -> jax.Array:
+    """A JAX PRNG key drawn from a Gymnasium env's ``np_random`` (seeded resets stay reproducible)."""
     return jax.random.PRNGKey(int(np_random.integers(0, 2**31 - 1)))
 
 
-def _render_state(env, pipeline_state, width: int, height: int) -> np.ndarray:
+def render_state(env, pipeline_state, width: int, height: int) -> np.ndarray:
+    """``(height, width, 3)`` uint8 RGB image of one env's physics state."""
     from ..render import render_rgb
 
     ps = jax.tree.map(np.asarray, pipeline_state)
@@ -63,7 +68,7 @@ class GymEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.render_size = tuple(render_size)
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.jax_env.control_dt)))
-        self.observation_space, self.action_space = _spaces(self.jax_env)
+        self.observation_space, self.action_space = gym_spaces(self.jax_env)
         self._reset = jax.jit(self.jax_env.reset)
         self._step = jax.jit(self.jax_env.step)
         self._state = None
@@ -75,7 +80,7 @@ class GymEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        self._state = self._reset(_key_from(self.np_random))
+        self._state = self._reset(jax_key_from(self.np_random))
         return np.array(self._state.obs), self._info(self._state)
 
     def step(self, action):
@@ -89,13 +94,13 @@ class GymEnv(gymnasium.Env):
     @staticmethod
     def _info(state) -> dict[str, Any]:
         info = {k: float(v) for k, v in state.metrics.items()}
-        info.update({k: float(v) for k, v in state.info.items() if k not in _SKIP_INFO})
+        info.update({k: float(v) for k, v in state.info.items() if k not in WRAPPER_INFO_KEYS})
         return info
 
     def render(self):
         if self.render_mode != "rgb_array" or self._state is None:
             return None
-        return _render_state(self.jax_env, self._state.pipeline_state, *self.render_size)
+        return render_state(self.jax_env, self._state.pipeline_state, *self.render_size)
 
 
 class GymVectorEnv(gymnasium.vector.VectorEnv):
@@ -124,7 +129,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         self.render_mode = render_mode
         self.render_size = tuple(render_size)
         self._batched = wrap_for_training(self.jax_env, episode_length=max_episode_steps)
-        self.single_observation_space, self.single_action_space = _spaces(self.jax_env)
+        self.single_observation_space, self.single_action_space = gym_spaces(self.jax_env)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._reset = jax.jit(self._batched.reset)
@@ -133,7 +138,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        keys = jax.random.split(_key_from(self.np_random), self.num_envs)
+        keys = jax.random.split(jax_key_from(self.np_random), self.num_envs)
         self._state = self._reset(keys)
         return np.array(self._state.obs), self._infos(self._state, None)
 
@@ -151,7 +156,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
     def _infos(self, state, done) -> dict[str, Any]:
         infos: dict[str, Any] = {}
         items = dict(state.metrics)
-        items.update({k: v for k, v in state.info.items() if k not in _SKIP_INFO})
+        items.update({k: v for k, v in state.info.items() if k not in WRAPPER_INFO_KEYS})
         for k, v in items.items():
             infos[k] = np.array(v)
             infos["_" + k] = np.ones(self.num_envs, dtype=bool)
@@ -167,4 +172,4 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         if self.render_mode != "rgb_array" or self._state is None:
             return None
         first = jax.tree.map(lambda x: x[0], self._state.pipeline_state)
-        return _render_state(self.jax_env, first, *self.render_size)
+        return render_state(self.jax_env, first, *self.render_size)

@@ -18,7 +18,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from ._base import SoroEnv
-from ._gym import _SKIP_INFO, _render_state, _spaces
+from ._gym import WRAPPER_INFO_KEYS, gym_spaces, render_state
 from ._registry import make
 from ._wrappers import wrap_for_training
 
@@ -40,7 +40,7 @@ class SB3VecEnv(VecEnv):
         self.jax_env = make(env, **overrides) if isinstance(env, str) else env
         if int(num_envs) < 1:
             raise ValueError(f"num_envs: must be >= 1, got {num_envs}")
-        obs_space, act_space = _spaces(self.jax_env)
+        obs_space, act_space = gym_spaces(self.jax_env)
         self.render_mode = "rgb_array"
         super().__init__(int(num_envs), obs_space, act_space)
         self._batched = wrap_for_training(self.jax_env, episode_length=episode_length)
@@ -76,7 +76,7 @@ class SB3VecEnv(VecEnv):
         truncation = np.asarray(s.info["truncation"]) > 0
         final_obs = np.array(s.info["final_obs"])
         per_step = {k: np.asarray(v) for k, v in s.metrics.items()}
-        per_step.update({k: np.asarray(v) for k, v in s.info.items() if k not in _SKIP_INFO})
+        per_step.update({k: np.asarray(v) for k, v in s.info.items() if k not in WRAPPER_INFO_KEYS})
         self._returns += rewards
         self._lengths += 1
         infos = []
@@ -122,7 +122,7 @@ class SB3VecEnv(VecEnv):
         out = []
         for i in range(self.num_envs):
             ps = jax.tree.map(lambda x, i=i: x[i], self._state.pipeline_state)
-            out.append(_render_state(self.jax_env, ps, 480, 480))
+            out.append(render_state(self.jax_env, ps, 480, 480))
         return out
 
     def _indices(self, indices):

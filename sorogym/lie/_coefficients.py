@@ -39,10 +39,7 @@ _NUM_TAYLOR_TERMS = 9
 
 def _taylor(rho: Array, first_factorial: int) -> Array:
     """sum_k (-1)^k rho^k / (2k + first_factorial)!, by Horner's rule."""
-    coeffs = [
-        (-1.0) ** k / math.factorial(2 * k + first_factorial)
-        for k in range(_NUM_TAYLOR_TERMS)
-    ]
+    coeffs = [(-1.0) ** k / math.factorial(2 * k + first_factorial) for k in range(_NUM_TAYLOR_TERMS)]
     out = jnp.full_like(rho, coeffs[-1])
     for c in reversed(coeffs[:-1]):
         out = out * rho + c
@@ -183,7 +180,7 @@ def _safe_inverse(rho: Array) -> tuple[Array, Array, Array]:
     return small, r, 1.0 / r
 
 
-def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
+def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 ..."]:
     """Rows ``[a, b, c, a', b', c', a'', b'', c'']`` (derivatives with respect to
     ``rho = theta**2``) of the three coefficients, with the same safe-branch construction as
     the scalar functions.
@@ -205,7 +202,7 @@ def coefficient_table(rho: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
     return _table_from_basis(rho, small, inv, jnp.sin(th) * (th * inv), jnp.cos(th))
 
 
-def coefficient_table_of_angle(theta: Float[ArrayLike, "*b"]) -> Float[Array, "9 *b"]:
+def coefficient_table_of_angle(theta: Float[ArrayLike, "*b"]) -> Float[Array, "9 ..."]:
     """:func:`coefficient_table` at ``rho = theta**2`` from a signed angle ``theta`` (the
     coefficients are even in ``theta``): no square root, and ``sin(theta)``, ``cos(theta)``
     are the ones a planar rotation by ``theta`` computes anyway (XLA shares them)."""

@@ -14,6 +14,7 @@ from ._gvs import GVSParams as GVSParams
 from ._gvs_basis import StrainBasis as StrainBasis
 from ._params import MOUNTING_ROTATIONS as MOUNTING_ROTATIONS
 from ._params import RodParams as RodParams
+from ._params import check_positive_fields as check_positive_fields
 from ._pcs import PCS as PCS
 from ._pcs import PlanarPCS as PlanarPCS
 from ._statics import static_equilibrium as static_equilibrium
@@ -22,7 +23,20 @@ from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
 from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 
 __all__ = [
-    "SoftRobot", "DynamicalTerms", "PCS", "PlanarPCS", "GVS", "ArticulatedSoftRobot", "RodParams", "GVSParams",
-    "ChainParams", "StrainBasis", "MOUNTING_ROTATIONS", "SPATIAL_STRAINS", "PLANAR_STRAINS", "static_equilibrium",
+    "SoftRobot",
+    "DynamicalTerms",
+    "PCS",
+    "PlanarPCS",
+    "GVS",
+    "ArticulatedSoftRobot",
+    "RodParams",
+    "GVSParams",
+    "ChainParams",
+    "StrainBasis",
+    "MOUNTING_ROTATIONS",
+    "check_positive_fields",
+    "SPATIAL_STRAINS",
+    "PLANAR_STRAINS",
+    "static_equilibrium",
     "static_residual",
 ]

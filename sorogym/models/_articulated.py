@@ -102,7 +102,7 @@ class ChainParams(eqx.Module):
         gravity: ArrayLike = (0.0, 0.0, -9.81),
         base_pose: ArrayLike | None = None,
         dtype=None,
-    ) -> "ChainParams":
+    ) -> ChainParams:
         """Validated parameters; scalars broadcast over the joints. Raises ``ValueError``
         naming the field for wrong shapes, non-finite values, non-positive masses, inertias
         that are not symmetric positive definite, negative stiffness or damping, and screw
@@ -128,12 +128,19 @@ class ChainParams(eqx.Module):
         revolute = np.abs(w_norm - 1.0) < 1e-9
         prismatic = (w_norm < 1e-12) & (np.abs(v_norm - 1.0) < 1e-9)
         if not np.all(revolute | prismatic):
-            raise ValueError("joint_axes: each must be revolute (unit angular part) or prismatic (zero angular, unit linear part)")
+            raise ValueError(
+                "joint_axes: each must be revolute (unit angular part) or prismatic (zero angular, unit linear part)"
+            )
         T = field("parent_to_joint", parent_to_joint, (n, 4, 4))
         R = T[:, :3, :3]
-        if not (np.allclose(R @ np.swapaxes(R, 1, 2), np.eye(3), atol=1e-9) and np.allclose(np.linalg.det(R), 1.0, atol=1e-9)
-                and np.allclose(T[:, 3], [0.0, 0.0, 0.0, 1.0])):
-            raise ValueError("parent_to_joint: each must be a rigid transform (rotation block in SO(3), last row [0, 0, 0, 1])")
+        if not (
+            np.allclose(R @ np.swapaxes(R, 1, 2), np.eye(3), atol=1e-9)
+            and np.allclose(np.linalg.det(R), 1.0, atol=1e-9)
+            and np.allclose(T[:, 3], [0.0, 0.0, 0.0, 1.0])
+        ):
+            raise ValueError(
+                "parent_to_joint: each must be a rigid transform (rotation block in SO(3), last row [0, 0, 0, 1])"
+            )
         mass = field("mass", mass, (n,))
         if np.any(mass <= 0):
             raise ValueError("mass: must be positive")
@@ -146,19 +153,29 @@ class ChainParams(eqx.Module):
                 raise ValueError(f"{name}: must be >= 0")
         base = np.eye(4) if base_pose is None else field("base_pose", base_pose, (4, 4))
         arrays = dict(
-            joint_axes=axes, parent_to_joint=T, mass=mass, com=field("com", com, (n, 3)), inertia=inertia,
-            stiffness=stiffness, damping=damping, rest=field("rest", rest, (n,)),
-            gravity=field("gravity", gravity, (3,)), base_pose=base,
+            joint_axes=axes,
+            parent_to_joint=T,
+            mass=mass,
+            com=field("com", com, (n, 3)),
+            inertia=inertia,
+            stiffness=stiffness,
+            damping=damping,
+            rest=field("rest", rest, (n,)),
+            gravity=field("gravity", gravity, (3,)),
+            base_pose=base,
         )
         return cls(**{k: jnp.asarray(v, dtype) for k, v in arrays.items()})
 
-    def replace(self, **fields) -> "ChainParams":
+    def replace(self, **fields) -> ChainParams:
         """Copy with some fields replaced (same shapes keep compiled functions valid)."""
         for k in fields:
             if k not in self.__dataclass_fields__:
                 raise ValueError(f"{k}: not a parameter field; fields are {tuple(self.__dataclass_fields__)}")
-        return eqx.tree_at(lambda p: [getattr(p, k) for k in fields], self,
-                           [jnp.asarray(v, getattr(self, k).dtype) for k, v in fields.items()])
+        return eqx.tree_at(
+            lambda p: [getattr(p, k) for k in fields],
+            self,
+            [jnp.asarray(v, getattr(self, k).dtype) for k, v in fields.items()],
+        )
 
 
 @final
@@ -192,7 +209,7 @@ class ArticulatedSoftRobot(SoftRobot):
     def num_dofs(self) -> int:
         return self.params.joint_axes.shape[0]
 
-    def with_params(self, params: ChainParams) -> "ArticulatedSoftRobot":
+    def with_params(self, params: ChainParams) -> ArticulatedSoftRobot:
         return type(self)(params, self.actuation)
 
     @property
@@ -313,7 +330,9 @@ class ArticulatedSoftRobot(SoftRobot):
         """Christoffel form ``C_ij = sum_k (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) qd_k / 2``
         (``dM/dt - 2 C`` skew-symmetric)."""
         dM = jax.jacfwd(self.inertia_matrix)(q)
-        return 0.5 * (jnp.einsum("ijk,k->ij", dM, qd) + jnp.einsum("ikj,k->ij", dM, qd) - jnp.einsum("jki,k->ij", dM, qd))
+        return 0.5 * (
+            jnp.einsum("ijk,k->ij", dM, qd) + jnp.einsum("ikj,k->ij", dM, qd) - jnp.einsum("jki,k->ij", dM, qd)
+        )
 
     def coriolis_force(self, q: Float[Array, " n"], qd: Float[Array, " n"]) -> Float[Array, " n"]:
         """``C(q, qd) qd`` by the recursive Newton-Euler pass without gravity (no ``C``)."""
@@ -369,7 +388,9 @@ class ArticulatedSoftRobot(SoftRobot):
         dq = q - self.params.rest
         return 0.5 * jnp.sum(self.params.stiffness * dq * dq)
 
-    def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
+    def forward_dynamics(
+        self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()
+    ) -> Float[Array, " 2n"]:
         """``[qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` (Cholesky solve)."""
         q, qd = self.split_state(y)
         u = actuation_args[0] if len(actuation_args) > 0 else jnp.zeros((self.num_actuators,), y.dtype)

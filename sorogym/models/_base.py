@@ -12,7 +12,6 @@ intermediate classes. The actuator is an abstract field: any
 :meth:`SoftRobot.actuation_context` it understands.
 """
 
-
 import abc
 from typing import Any, NamedTuple
 
@@ -88,7 +87,9 @@ class SoftRobot(eqx.Module):
     def jacobian(self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial") -> Array:
         """Twist Jacobian ``(d, n)`` at ``s`` (``frame``: ``"inertial"`` or ``"body"``)."""
 
-    def pose_and_jacobian(self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial") -> tuple[Array, Array]:
+    def pose_and_jacobian(
+        self, q: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial"
+    ) -> tuple[Array, Array]:
         """``(forward_kinematics(q, s), jacobian(q, s, frame))``; models override it with a
         single kinematics pass."""
         return self.forward_kinematics(q, s), self.jacobian(q, s, frame)
@@ -135,7 +136,9 @@ class SoftRobot(eqx.Module):
 
     def stiffness_matrix(self) -> Float[Array, "n n"]:
         """Constant ``S = dK/dq`` ``(n, n)`` of an affine elastic force (:attr:`elastic_is_affine`)."""
-        raise NotImplementedError(f"{type(self).__name__}: the elastic force is not affine; it has no constant stiffness matrix")
+        raise NotImplementedError(
+            f"{type(self).__name__}: the elastic force is not affine; it has no constant stiffness matrix"
+        )
 
     @abc.abstractmethod
     def damping_matrix(self) -> Float[Array, "n n"]:
@@ -149,7 +152,9 @@ class SoftRobot(eqx.Module):
         """``tau_U = G(q) + K(q)``."""
         return self.gravitational_force(q) + self.elastic_force(q)
 
-    def forward_dynamics(self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()) -> Float[Array, " 2n"]:
+    def forward_dynamics(
+        self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()
+    ) -> Float[Array, " 2n"]:
         """``dy/dt = [qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` with
         ``actuation_args`` ``()``, ``(u,)`` or ``(u, tau_ext)`` (``u``: ``(m,)``,
         ``tau_ext``: ``(n,)``). Fused: ``M`` and ``C qd + G`` from one kinematics pass
@@ -185,8 +190,9 @@ class SoftRobot(eqx.Module):
         """Path lengths ``l(q)`` ``(m,)`` [m] of tendon-like actuators (``TypeError`` for others)."""
         return self.actuation.lengths(self.actuation_context(q))
 
-    def generalized_force(self, q: Float[Array, " n"], u: Float[Array, " m"] | None = None,
-                          tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
+    def generalized_force(
+        self, q: Float[Array, " n"], u: Float[Array, " m"] | None = None, tau_ext: Float[Array, " n"] | None = None
+    ) -> Float[Array, " n"]:
         """``A(q) effort(u) + tau_ext`` ``(n,)`` (either may be ``None``): the applied
         generalized force on the right-hand side of the equation of motion."""
         tau = jnp.zeros_like(q)

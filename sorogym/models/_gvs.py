@@ -35,10 +35,10 @@ from jaxtyping import Array, ArrayLike, Float
 from ..actuation import Actuation, GeneralizedActuation, RodContext
 from . import _gvs_kernel as gvs_kernel
 from . import _pcs_kernel as kernel
-from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
-from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
-from ._params import RodParams, check_field, check_shape, per_segment
 from ._base import DynamicalTerms
+from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
+from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
+from ._params import RodParams, check_field, check_shape, per_segment
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps
 
@@ -51,24 +51,35 @@ class GVSParams(eqx.Module):
     tip_radius: Float[Array, " N"]
 
     @classmethod
-    def create(cls, length: ArrayLike, radius: ArrayLike, density: ArrayLike, young_modulus: ArrayLike,
-               tip_radius: ArrayLike | None = None, **rod_fields) -> "GVSParams":
+    def create(
+        cls,
+        length: ArrayLike,
+        radius: ArrayLike,
+        density: ArrayLike,
+        young_modulus: ArrayLike,
+        tip_radius: ArrayLike | None = None,
+        **rod_fields,
+    ) -> GVSParams:
         """Validated parameters; ``tip_radius`` defaults to ``radius`` (cylindrical links)
         and ``rod_fields`` are the remaining arguments of :meth:`RodParams.create`
         (``shear_modulus`` or ``poisson_ratio``, ``damping``, ``reference_strain``,
         ``gravity``, ``mounting``, ``base_rotation``, ``base_position``, ``dtype``)."""
         if rod_fields.pop("planar", False):
             raise ValueError("planar: GVS links are spatial")
-        rod = RodParams.create(length=length, radius=radius, density=density, young_modulus=young_modulus,
-                               planar=False, **rod_fields)
-        tip = rod.radius if tip_radius is None else per_segment("tip_radius", tip_radius, rod.num_segments,
-                                                                 rod.length.dtype)
+        rod = RodParams.create(
+            length=length, radius=radius, density=density, young_modulus=young_modulus, planar=False, **rod_fields
+        )
+        tip = (
+            rod.radius
+            if tip_radius is None
+            else per_segment("tip_radius", tip_radius, rod.num_segments, rod.length.dtype)
+        )
         params = cls(rod, tip)
         params.validate()
         return params
 
     @classmethod
-    def from_rod(cls, rod: RodParams, tip_radius: ArrayLike | None = None) -> "GVSParams":
+    def from_rod(cls, rod: RodParams, tip_radius: ArrayLike | None = None) -> GVSParams:
         """GVS parameters of spatial rod parameters (cylindrical links unless ``tip_radius``)."""
         if rod.is_planar:
             raise ValueError("rod: GVS links are spatial; create the parameters with planar=False")
@@ -82,7 +93,7 @@ class GVSParams(eqx.Module):
         check_shape("tip_radius", self.tip_radius, (self.rod.num_segments,))
         check_field("tip_radius", self.tip_radius, positive=True)
 
-    def replace(self, **fields) -> "GVSParams":
+    def replace(self, **fields) -> GVSParams:
         """Copy with some fields replaced (same shapes keep compiled functions valid)."""
         tip = fields.pop("tip_radius", None)
         tip = self.tip_radius if tip is None else jnp.asarray(tip, self.tip_radius.dtype)
@@ -138,8 +149,13 @@ class GVS(QuadratureRod):
     _stiffness: Float[Array, "n n"]
     _damping: Float[Array, "n n"]
 
-    def __init__(self, params, bases: StrainBasis | Sequence[StrainBasis], actuation: Actuation | None = None,
-                 num_gauss_points: int | Sequence[int] = 5):
+    def __init__(
+        self,
+        params,
+        bases: StrainBasis | Sequence[StrainBasis],
+        actuation: Actuation | None = None,
+        num_gauss_points: int | Sequence[int] = 5,
+    ):
         if isinstance(params, RodParams):
             params = GVSParams.from_rod(params)
         if not isinstance(params, GVSParams):
@@ -164,9 +180,7 @@ class GVS(QuadratureRod):
         # Magnus cells: between consecutive nodes, segment-major.
         H = nodes[:, 1:] - nodes[:, :-1]  # (N, Q + 1)
         self._cell_width = (L[:, None] * H).reshape(-1)
-        self._B_cells = jnp.stack(
-            [self._compact_basis(lambda i, z=z: nodes[i, :-1] + z * H[i]) for z in MAGNUS_NODES]
-        )
+        self._B_cells = jnp.stack([self._compact_basis(lambda i, z=z: nodes[i, :-1] + z * H[i]) for z in MAGNUS_NODES])
         self._xi_ref_cells = jnp.repeat(params.reference_strain.T, Q + 1, axis=1)
         # Gauss points (the interior nodes).
         self._quad_x, self._quad_w = nodes[:, 1:-1], weights01[:, 1:-1]
@@ -200,8 +214,10 @@ class GVS(QuadratureRod):
         """Basis ``(6, k_max, N P)`` at ``points_of(i)`` ``(P,)`` of every link ``i`` in the
         link's own coordinates (zero-padded to the largest link's ``k_max``)."""
         k_max = max(b.num_dofs for b in self.bases)
-        blocks = [jnp.pad(b.evaluate(points_of(i)), ((0, 0), (0, k_max - b.num_dofs), (0, 0)))
-                  for i, b in enumerate(self.bases)]
+        blocks = [
+            jnp.pad(b.evaluate(points_of(i)), ((0, 0), (0, k_max - b.num_dofs), (0, 0)))
+            for i, b in enumerate(self.bases)
+        ]
         return jnp.concatenate(blocks, axis=-1)
 
     def _cell_coordinates(self) -> np.ndarray:
@@ -247,11 +263,11 @@ class GVS(QuadratureRod):
         """Names of the coordinates of ``q``, e.g. ``("seg0.ky0", "seg0.ky1", ...)``."""
         return tuple(f"seg{i}.{name}" for i, b in enumerate(self.bases) for name in b.coordinate_names)
 
-    def with_params(self, params) -> "GVS":
+    def with_params(self, params) -> GVS:
         """Same structure and actuation with new parameters (same shapes: no recompilation)."""
         return type(self)(params, self.bases, self.actuation, self.num_gauss_points)
 
-    def with_actuation(self, actuation: Actuation) -> "GVS":
+    def with_actuation(self, actuation: Actuation) -> GVS:
         """Same robot with another actuation model."""
         return type(self)(self.params, self.bases, actuation, self.num_gauss_points)
 
@@ -269,8 +285,9 @@ class GVS(QuadratureRod):
         qd_cells = jnp.concatenate([qd, jnp.zeros((1,), qd.dtype)])[index]
         xi = self._xi_ref_cells + jnp.einsum("kdjc,jc->kdc", self._B_cells, q_cells)
         dxi = jnp.einsum("kdjc,jc->kdc", self._B_cells, qd_cells)
-        cells = gvs_kernel.cell_terms(ops, xi[0], xi[1], dxi[0], dxi[1], self._B_cells[0], self._B_cells[1],
-                                      self._cell_width, with_velocity)
+        cells = gvs_kernel.cell_terms(
+            ops, xi[0], xi[1], dxi[0], dxi[1], self._B_cells[0], self._B_cells[1], self._cell_width, with_velocity
+        )
         return cells, kernel.root_frame(ops, p.base_rotation, p.base_position, self.num_dofs)
 
     def _node_frames(self, q, qd, with_velocity):
@@ -314,7 +331,9 @@ class GVS(QuadratureRod):
         # body wrenches of the points: inertial (C qd) and weight (G)
         f = jnp.stack([m * a - ops.coad_apply(eta, m * eta), -ops.force_wrench(R, self._quad_weight_force)], axis=1)
         mJ = m[:, None, :] * J_own
-        Ad_inv = ops.adjoint_inverse_apply(R, p, jnp.broadcast_to(jnp.eye(6, dtype=q.dtype)[:, :, None], (6, 6, R.shape[-1])))
+        Ad_inv = ops.adjoint_inverse_apply(
+            R, p, jnp.broadcast_to(jnp.eye(6, dtype=q.dtype)[:, :, None], (6, 6, R.shape[-1]))
+        )
         world = gvs_kernel.coadjoint_to_world(R, p, jnp.concatenate([f, mJ, m[:, None, :] * Ad_inv], axis=1))
         F, WJ, W = world[:, :2], world[:, 2 : 2 + k], world[:, 2 + k :]  # W[:, j] = W e_j (symmetric)
 
@@ -328,10 +347,12 @@ class GVS(QuadratureRod):
         Jq, fq = J_own.reshape(6, k, N, Q), f.reshape(6, 2, N, Q)
         # small contractions as products and sums (fused loops; XLA:CPU dots cost a call each)
         WS = jnp.sum(W_after[:, :, None] * S_link[None], axis=1)  # (6, k, N) = W_>a S_a
-        M_own = jnp.sum(Jq[:, :, None] * mJ.reshape(6, k, N, Q)[:, None], axis=(0, 4)) \
-            + jnp.sum(S_link[:, :, None] * WS[:, None], axis=0)  # (k, k, N)
-        h_own = jnp.sum(Jq[:, None] * fq[:, :, None], axis=(0, 4)) \
-            + jnp.sum(S_link[:, None] * F_after[:, :, None], axis=0)  # (2, k, N)
+        M_own = jnp.sum(Jq[:, :, None] * mJ.reshape(6, k, N, Q)[:, None], axis=(0, 4)) + jnp.sum(
+            S_link[:, :, None] * WS[:, None], axis=0
+        )  # (k, k, N)
+        h_own = jnp.sum(Jq[:, None] * fq[:, :, None], axis=(0, 4)) + jnp.sum(
+            S_link[:, None] * F_after[:, :, None], axis=0
+        )  # (2, k, N)
         G = per_link(WJ) + WS  # (6, k, N)
         idx = self._compact_index()
         owner = np.repeat(np.arange(N), [b.num_dofs for b in self.bases])
@@ -363,8 +384,9 @@ class GVS(QuadratureRod):
         ref = self.params.reference_strain[seg].T
         xi1, xi2 = ref + jnp.einsum("dnp,n->dp", B1, q), ref + jnp.einsum("dnp,n->dp", B2, q)
         dxi1, dxi2 = jnp.einsum("dnp,n->dp", B1, qd), jnp.einsum("dnp,n->dp", B2, qd)
-        local = gvs_kernel.cell_terms(self.ops, xi1, xi2, dxi1, dxi2, B1, B2, self.params.length[seg] * H,
-                                      with_velocity)
+        local = gvs_kernel.cell_terms(
+            self.ops, xi1, xi2, dxi1, dxi2, B1, B2, self.params.length[seg] * H, with_velocity
+        )
         R, p, cols = self._node_frames(q, qd, with_velocity)
         at = seg * C + cell
         base = (R[..., at], p[..., at], cols[..., at])

@@ -54,7 +54,9 @@ class StrainBasis:
         object.__setattr__(self, "orders", orders)
 
     @classmethod
-    def create(cls, active=None, order: int | Sequence[int] | Mapping[str, int] = 0, kind: str = "monomial") -> "StrainBasis":
+    def create(
+        cls, active=None, order: int | Sequence[int] | Mapping[str, int] = 0, kind: str = "monomial"
+    ) -> StrainBasis:
         """Basis from active strain names (or a preset such as ``"pcc"``; ``None``: all six)
         and one order for all of them, one per component (six entries), or per name.
 

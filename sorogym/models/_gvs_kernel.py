@@ -98,8 +98,11 @@ def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x
     else:
         J = ops.adjoint_inverse_apply(R, p, J_world)
         cols = jnp.concatenate([J, jnp.zeros((J.shape[0], 2, J.shape[2]), J.dtype)], axis=1)
-    return (jnp.concatenate([root[0], R], axis=-1), jnp.concatenate([root[1], p], axis=-1),
-            jnp.concatenate([root[2], cols], axis=-1))
+    return (
+        jnp.concatenate([root[0], R], axis=-1),
+        jnp.concatenate([root[1], p], axis=-1),
+        jnp.concatenate([root[2], cols], axis=-1),
+    )
 
 
 def compact_cell_frames(ops, root, cells: Local, num_links: int):

@@ -53,11 +53,20 @@ def _dampingper_segment(value, num_segments: int, num_strains: int, dtype) -> Ar
     if arr.ndim == 2:
         if arr.shape != (num_segments, num_strains):
             raise ValueError(
-                f"damping: per-strain damping needs shape ({num_segments}, {num_strains}), "
-                f"got {tuple(arr.shape)}"
+                f"damping: per-strain damping needs shape ({num_segments}, {num_strains}), got {tuple(arr.shape)}"
             )
         return arr
     return per_segment("damping", arr, num_segments, dtype)
+
+
+def check_positive_fields(obj, names) -> None:
+    """Raise ``ValueError`` naming the field if any attribute ``names`` of ``obj`` (a config
+    or description; scalars or sequences) is not positive and finite."""
+    for name in names:
+        value = getattr(obj, name)
+        values = np.atleast_1d(np.asarray(value, dtype=float))
+        if not (np.all(np.isfinite(values)) and np.all(values > 0)):
+            raise ValueError(f"{name}: must be positive and finite, got {value!r}")
 
 
 def check_field(name: str, value: Array, *, positive: bool = False, nonnegative: bool = False) -> None:
@@ -137,7 +146,7 @@ class RodParams(eqx.Module):
         base_position: ArrayLike | None = None,
         planar: bool = False,
         dtype=None,
-    ) -> "RodParams":
+    ) -> RodParams:
         """Build validated parameters; scalars broadcast over segments.
 
         Exactly one of ``shear_modulus`` and ``poisson_ratio`` may be given
@@ -199,17 +208,17 @@ class RodParams(eqx.Module):
         return params
 
     @classmethod
-    def upright(cls, **kwargs) -> "RodParams":
+    def upright(cls, **kwargs) -> RodParams:
         """Base at the origin, backbone along world +z (planar: +y), gravity -z (-y)."""
         return cls.create(mounting="upright", **kwargs)
 
     @classmethod
-    def hanging(cls, **kwargs) -> "RodParams":
+    def hanging(cls, **kwargs) -> RodParams:
         """Backbone along world -z (planar: -y), gravity -z (-y)."""
         return cls.create(mounting="hanging", **kwargs)
 
     @classmethod
-    def horizontal(cls, **kwargs) -> "RodParams":
+    def horizontal(cls, **kwargs) -> RodParams:
         """Backbone along world +x, gravity -z (planar: -y)."""
         return cls.create(mounting="horizontal", **kwargs)
 
@@ -238,7 +247,7 @@ class RodParams(eqx.Module):
             if not (np.allclose(R.T @ R, np.eye(3), atol=tol) and np.linalg.det(R) > 0):
                 raise ValueError("base_rotation: must be a proper rotation matrix (R^T R = I, det R = 1)")
 
-    def replace(self, **fields) -> "RodParams":
+    def replace(self, **fields) -> RodParams:
         """Copy with some fields replaced (same shapes keep compiled functions valid)."""
         leaves = {k: getattr(self, k) for k in self.__dataclass_fields__}
         for k, v in fields.items():

@@ -29,8 +29,8 @@ from jaxtyping import Array, Float
 from ..actuation import Actuation, GeneralizedActuation, RodContext
 from . import _pcs_kernel as kernel
 from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
-from ._rod import QuadratureRod
 from ._params import RodParams
+from ._rod import QuadratureRod
 from ._rod_ops import PlanarOps, SpatialOps
 from ._strains import PLANAR_STRAINS, SPATIAL_STRAINS, StrainSpec, selector_blocks, strain_mask, strain_slots
 
@@ -67,8 +67,7 @@ class _PCSRod(QuadratureRod):
         if params.is_planar != self.planar:
             kind = "planar" if self.planar else "spatial"
             raise ValueError(
-                f"params: {type(self).__name__} needs {kind} parameters "
-                f"(create them with planar={self.planar})"
+                f"params: {type(self).__name__} needs {kind} parameters (create them with planar={self.planar})"
             )
         params.validate(planar=self.planar)
         if int(num_quadrature_points) < 1:
@@ -129,15 +128,13 @@ class _PCSRod(QuadratureRod):
     def strain_names(self) -> tuple[str, ...]:
         """Names of the coordinates of ``q``, e.g. ``("seg0.ky", "seg0.kz", ...)``."""
         names = PLANAR_STRAINS if self.planar else SPATIAL_STRAINS
-        return tuple(
-            f"seg{i}.{name}" for i, m in enumerate(self.active_strains) for name, a in zip(names, m) if a
-        )
+        return tuple(f"seg{i}.{name}" for i, m in enumerate(self.active_strains) for name, a in zip(names, m) if a)
 
-    def with_params(self, params: RodParams) -> "_PCSRod":
+    def with_params(self, params: RodParams) -> _PCSRod:
         """Same structure and actuation with new parameters (same shapes: no recompilation)."""
         return type(self)(params, self.active_strains, self.actuation, self.num_quadrature_points, self.quadrature)
 
-    def with_actuation(self, actuation: Actuation) -> "_PCSRod":
+    def with_actuation(self, actuation: Actuation) -> _PCSRod:
         """Same robot with another actuation model."""
         return type(self)(self.params, self.active_strains, actuation, self.num_quadrature_points, self.quadrature)
 
@@ -188,8 +185,16 @@ class _PCSRod(QuadratureRod):
         segment) and the selectors ``B_i``; strain-space forces map to ``q`` by gathering
         the active components."""
         ones = jnp.ones((self.num_segments, 1), q.dtype)
-        return RodContext(q, self.strain(q)[:, None, :], 0.5 * ones, ones, self.params.length, self._B[:, None],
-                          constant_strain=True, coordinate_slots=self._coordinate_slots)
+        return RodContext(
+            q,
+            self.strain(q)[:, None, :],
+            0.5 * ones,
+            ones,
+            self.params.length,
+            self._B[:, None],
+            constant_strain=True,
+            coordinate_slots=self._coordinate_slots,
+        )
 
 
 @final

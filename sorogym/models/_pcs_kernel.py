@@ -94,7 +94,7 @@ def _segment_bases(ops, root, tips: Local, with_velocity: bool):
     R, p, cols = root
     out = [root]
     for i in range(N - 1):
-        tip = jax.tree.map(lambda x: x[..., i : i + 1], tips)
+        tip = jax.tree.map(lambda x, i=i: x[..., i : i + 1], tips)
         R, p, cols = attach(ops, R, p, cols, tip, with_velocity)
         out.append((R, p, cols))
     return tuple(jnp.concatenate(parts, axis=-1) for parts in zip(*out))

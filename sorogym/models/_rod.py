@@ -12,7 +12,6 @@ and ``_damping`` ``(n, n)``; all are declared here as abstract members. Frames a
 :mod:`sorogym.models._rod_ops`.
 """
 
-
 import abc
 from typing import ClassVar
 
@@ -137,9 +136,7 @@ class QuadratureRod(SoftRobot):
         f, df = jax.jvp(lambda q_: self._quadrature_frames(q_, qd, True), (q,), (qd,))
         ops, m = self.ops, self._quad_mass[:, None, :]
         J, eta = f.J, f.eta
-        inner = m * df.J + 0.5 * (
-            m * ops.bracket(eta, J) - ops.coad_apply(eta, m * J) - ops.coad_apply(J, m * eta)
-        )
+        inner = m * df.J + 0.5 * (m * ops.bracket(eta, J) - ops.coad_apply(eta, m * J) - ops.coad_apply(J, m * eta))
         return jnp.einsum("dip,djp->ij", J, inner)
 
     def gravitational_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:

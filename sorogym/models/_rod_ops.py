@@ -179,8 +179,13 @@ class SpatialOps:
         ww_xv = _cross_t(wc, w_xv)
         top = [xw[i] - b * w_xw[i] + c * ww_xw[i] for i in range(3)]
         bottom = [
-            -db * w_xw[i] - b * v_xw[i] + dc * ww_xw[i] + c * (v_w_xw[i] + w_v_xw[i])
-            + xv[i] - b * w_xv[i] + c * ww_xv[i]
+            -db * w_xw[i]
+            - b * v_xw[i]
+            + dc * ww_xw[i]
+            + c * (v_w_xw[i] + w_v_xw[i])
+            + xv[i]
+            - b * w_xv[i]
+            + c * ww_xv[i]
             for i in range(3)
         ]
         return jnp.stack(top + bottom)
@@ -257,9 +262,7 @@ class PlanarOps:
         a, b, c = _planar_coefficients(w)
         wb, wc = w * b, w * c
         x0, x1, x2 = x[0], x[1], x[2]
-        return jnp.stack(
-            [x0, (-b * vy + wc * vx) * x0 + a * x1 + wb * x2, (b * vx + wc * vy) * x0 - wb * x1 + a * x2]
-        )
+        return jnp.stack([x0, (-b * vy + wc * vx) * x0 + a * x1 + wb * x2, (b * vx + wc * vy) * x0 - wb * x1 + a * x2])
 
     @staticmethod
     def rotate_twists(R: Array, x: Array) -> Array:
@@ -267,9 +270,7 @@ class PlanarOps:
 
     @staticmethod
     def bracket(a: Array, b: Array) -> Array:
-        return jnp.stack(
-            [jnp.zeros_like(a[0] * b[0]), a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-        )
+        return jnp.stack([jnp.zeros_like(a[0] * b[0]), a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
     @staticmethod
     def coad_apply(eta: Array, m: Array) -> Array:

@@ -26,7 +26,9 @@ import optimistix as optx
 from jaxtyping import Array, Float
 
 
-def static_residual(model, q: Float[Array, " n"], u: Float[Array, " m"], tau_ext: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
+def static_residual(
+    model, q: Float[Array, " n"], u: Float[Array, " m"], tau_ext: Float[Array, " n"] | None = None
+) -> Float[Array, " n"]:
     """``G(q) + K(q) - A(q) u - tau_ext`` ``(n,)`` [generalized force]: zero at a static
     equilibrium under the efforts ``u`` and the external generalized force ``tau_ext``."""
     r = model.potential_force(q) - model.actuation_force(q, u)
@@ -116,7 +118,12 @@ def static_equilibrium(
         return static_residual(model_, q, u_, tau_)
 
     sol = optx.root_find(
-        residual, optx.Newton(rtol=rtol, atol=atol), q_start, args=(model, u, tau_ext),
-        max_steps=max_steps, adjoint=optx.ImplicitAdjoint(), throw=throw,
+        residual,
+        optx.Newton(rtol=rtol, atol=atol),
+        q_start,
+        args=(model, u, tau_ext),
+        max_steps=max_steps,
+        adjoint=optx.ImplicitAdjoint(),
+        throw=throw,
     )
     return sol.value

@@ -49,8 +49,7 @@ def _one_mask(spec, names: tuple[str, ...], kind: str) -> tuple[bool, ...]:
     if spec and all(isinstance(x, (bool, np.bool_)) for x in spec):
         if len(spec) != len(names):
             raise ValueError(
-                f"active_strains: a boolean mask needs {len(names)} entries "
-                f"({', '.join(names)}), got {len(spec)}"
+                f"active_strains: a boolean mask needs {len(names)} entries ({', '.join(names)}), got {len(spec)}"
             )
         mask = tuple(bool(x) for x in spec)
     else:

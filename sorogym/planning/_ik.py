@@ -27,7 +27,8 @@ over seeds and targets and compiled once per solver (:func:`make_ik_solver`).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -39,8 +40,12 @@ from ._models import robot_clearance
 
 #: per-target status codes of :class:`IKResult`
 SUCCESS, NOT_REACHED, IN_COLLISION, TARGET_IN_OBSTACLE = 0, 1, 2, 3
-STATUS_NAMES = {SUCCESS: "success", NOT_REACHED: "not reached", IN_COLLISION: "in collision",
-                TARGET_IN_OBSTACLE: "target in obstacle"}
+STATUS_NAMES = {
+    SUCCESS: "success",
+    NOT_REACHED: "not reached",
+    IN_COLLISION: "in collision",
+    TARGET_IN_OBSTACLE: "target in obstacle",
+}
 
 
 class IKResult(NamedTuple):
@@ -67,9 +72,14 @@ def with_value(fn: Callable) -> Callable:
     return both
 
 
-def levenberg_marquardt(residual: Callable[[Array], Array], project: Callable[[Array], Array], q0: Array,
-                        iterations: int, damping: float = 1e-3,
-                        bounds: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
+def levenberg_marquardt(
+    residual: Callable[[Array], Array],
+    project: Callable[[Array], Array],
+    q0: Array,
+    iterations: int,
+    damping: float = 1e-3,
+    bounds: tuple[Array, Array] | None = None,
+) -> tuple[Array, Array]:
     """``iterations`` projected LM steps from ``q0`` ``(n,)``; returns ``(q, cost)`` with
     ``cost = |residual(q)|^2 / 2``. The cost is non-increasing; see the module docstring.
 
@@ -115,8 +125,15 @@ def target_error(robot, q, target, position_only: bool) -> Array:
     return se3.log(se3.inverse(T) @ target)
 
 
-def ik_residual(robot, q: Array, target: Array, obstacles=None, position_only: bool = False,
-                margin: float = 0.0, collision_weight: float = 100.0) -> Array:
+def ik_residual(
+    robot,
+    q: Array,
+    target: Array,
+    obstacles=None,
+    position_only: bool = False,
+    margin: float = 0.0,
+    collision_weight: float = 100.0,
+) -> Array:
     """The residual of the module docstring for one configuration and one target
     (``(4, 4)`` pose or ``(3,)`` position)."""
     parts = [target_error(robot, q, target, position_only), robot.constraint_residual(q)]
@@ -126,9 +143,18 @@ def ik_residual(robot, q: Array, target: Array, obstacles=None, position_only: b
     return jnp.concatenate(parts)
 
 
-def make_ik_solver(robot, obstacles=None, position_only: bool = False, num_seeds: int = 128, num_best: int = 8,
-                   coarse_iterations: int = 40, fine_iterations: int = 160, tolerance: float = 1e-2,
-                   margin: float = 0.0, collision_weight: float = 100.0) -> Callable[[Array, Array], IKResult]:
+def make_ik_solver(
+    robot,
+    obstacles=None,
+    position_only: bool = False,
+    num_seeds: int = 128,
+    num_best: int = 8,
+    coarse_iterations: int = 40,
+    fine_iterations: int = 160,
+    tolerance: float = 1e-2,
+    margin: float = 0.0,
+    collision_weight: float = 100.0,
+) -> Callable[[Array, Array], IKResult]:
     """A jitted ``solve(targets, key) -> IKResult`` for a batch of targets ``(B, 4, 4)``
     (poses) or ``(B, 3)`` (positions, ``position_only=True``).
 
@@ -170,8 +196,10 @@ def make_ik_solver(robot, obstacles=None, position_only: bool = False, num_seeds
         if obstacles is not None and obstacles.count:
             target_blocked = jnp.min(obstacles.clearance(goal[None], 0.0)) < 0.0
         status = jnp.where(
-            target_blocked, TARGET_IN_OBSTACLE,
-            jnp.where(clearance < 0.0, IN_COLLISION, jnp.where(error < tolerance, SUCCESS, NOT_REACHED)))
+            target_blocked,
+            TARGET_IN_OBSTACLE,
+            jnp.where(clearance < 0.0, IN_COLLISION, jnp.where(error < tolerance, SUCCESS, NOT_REACHED)),
+        )
         return IKResult(q, error, jnp.linalg.norm(pos - goal), clearance, status.astype(jnp.int32))
 
     @jax.jit

@@ -172,8 +172,14 @@ class Spheres(eqx.Module):
         return sphere_clearances(points, inflate, self.centers.astype(points.dtype), self.radii.astype(points.dtype))
 
     @classmethod
-    def random(cls, rng: np.random.Generator, count: int = 27, half: float = 1.5, radii=(0.15, 0.30),
-               base_clearance: float = 0.3) -> "Spheres":
+    def random(
+        cls,
+        rng: np.random.Generator,
+        count: int = 27,
+        half: float = 1.5,
+        radii=(0.15, 0.30),
+        base_clearance: float = 0.3,
+    ) -> "Spheres":
         """``count`` spheres with radii uniform in ``radii`` [m] and centres uniform in the
         cube ``[-half, half]^3`` [m] around the base, redrawn while a sphere comes within
         ``base_clearance`` of the base (CR-Solver's random scenes: 27 spheres, radii
@@ -228,9 +234,11 @@ class Boxes(eqx.Module):
             rot = np.broadcast_to(np.asarray(rotations, float), (b, 3, 3)).copy()
         if not (np.all(np.isfinite(centers)) and np.all(np.isfinite(half)) and np.all(half > 0)):
             raise ValueError("Boxes: centers must be finite and half_extents finite and positive")
-        if not (np.all(np.isfinite(rot))
-                and np.allclose(np.einsum("bji,bjk->bik", rot, rot), np.eye(3), atol=1e-6)
-                and np.allclose(np.linalg.det(rot), 1.0, atol=1e-6)):
+        if not (
+            np.all(np.isfinite(rot))
+            and np.allclose(np.einsum("bji,bjk->bik", rot, rot), np.eye(3), atol=1e-6)
+            and np.allclose(np.linalg.det(rot), 1.0, atol=1e-6)
+        ):
             raise ValueError("Boxes: rotations must be proper rotation matrices (orthonormal, det +1)")
         self.centers, self.half_extents, self.rotations = jnp.asarray(centers), jnp.asarray(half), jnp.asarray(rot)
 

@@ -67,9 +67,18 @@ class PCCRobot(PlanningModel):
     tendons_per_segment: int = eqx.field(static=True)
     points_per_segment: int = eqx.field(static=True)
 
-    def __init__(self, num_segments: int, length=1.0, radius: float = 0.1, extensible: bool = False,
-                 length_range: tuple[float, float] = (0.5, 1.5), max_bend: float = np.pi,
-                 tendon_radius: float | None = None, tendons_per_segment: int = 3, points_per_segment: int = 10):
+    def __init__(
+        self,
+        num_segments: int,
+        length=1.0,
+        radius: float = 0.1,
+        extensible: bool = False,
+        length_range: tuple[float, float] = (0.5, 1.5),
+        max_bend: float = np.pi,
+        tendon_radius: float | None = None,
+        tendons_per_segment: int = 3,
+        points_per_segment: int = 10,
+    ):
         if int(num_segments) < 1:
             raise ValueError(f"num_segments: must be >= 1, got {num_segments}")
         self.num_segments = int(num_segments)

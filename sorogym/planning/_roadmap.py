@@ -88,8 +88,9 @@ def _continuous_batch(robot, Qs: Array) -> Array:
     return jax.vmap(robot.unwrap)(Qs)
 
 
-def sample_free(robot, key: Array, count: int, obstacles=None, margin: float = 0.0, max_rounds: int = 50,
-                dtype=jnp.float64) -> Array:
+def sample_free(
+    robot, key: Array, count: int, obstacles=None, margin: float = 0.0, max_rounds: int = 50, dtype=jnp.float64
+) -> Array:
     """``count`` configurations uniform in the bounds with clearance >= ``margin``
     (rejection sampling in batches of ``2 count``); raises if the free space is too small
     to find them in ``max_rounds`` batches."""
@@ -102,22 +103,28 @@ def sample_free(robot, key: Array, count: int, obstacles=None, margin: float = 0
         total += keep.shape[0]
         if total >= count:
             return jnp.concatenate(found)[:count]
-    raise RuntimeError(f"sample_free: only {total} of {count} configurations with clearance >= {margin} m in "
-                       f"{max_rounds} rounds of {2 * count} samples; the obstacles leave too little free space")
+    raise RuntimeError(
+        f"sample_free: only {total} of {count} configurations with clearance >= {margin} m in "
+        f"{max_rounds} rounds of {2 * count} samples; the obstacles leave too little free space"
+    )
 
 
-def build_roadmap(robot, key: Array, obstacles=None, num_nodes: int = 512, k: int = 8, edge_samples: int = 8,
-                  margin: float = 0.0) -> Roadmap:
+def build_roadmap(
+    robot, key: Array, obstacles=None, num_nodes: int = 512, k: int = 8, edge_samples: int = 8, margin: float = 0.0
+) -> Roadmap:
     """Sample ``num_nodes`` collision-free nodes (clearance >= ``margin``) and connect each
     to its ``k`` nearest neighbours (feature space) by edges that stay collision-free at
     ``edge_samples`` interpolated points."""
     if num_nodes < 2 or not 1 <= k < num_nodes or edge_samples < 2:
-        raise ValueError(f"build_roadmap: need num_nodes >= 2, 1 <= k < num_nodes and edge_samples >= 2, got "
-                         f"{num_nodes}, {k}, {edge_samples}")
+        raise ValueError(
+            f"build_roadmap: need num_nodes >= 2, 1 <= k < num_nodes and edge_samples >= 2, got "
+            f"{num_nodes}, {k}, {edge_samples}"
+        )
     nodes = sample_free(robot, key, num_nodes, obstacles, margin)
     features = _rate_features_batch(robot, nodes)
-    neighbors, lengths = _connect(robot, obstacles, nodes, features, nodes, features, k, edge_samples, margin,
-                                  exclude_self=True)
+    neighbors, lengths = _connect(
+        robot, obstacles, nodes, features, nodes, features, k, edge_samples, margin, exclude_self=True
+    )
     return Roadmap(nodes, features, neighbors, lengths)
 
 
@@ -134,8 +141,16 @@ def _connect(robot, obstacles, queries, query_features, nodes, features, k, edge
     return np.asarray(neighbors), np.asarray(lengths)
 
 
-def roadmap_path(robot, roadmap: Roadmap, start: Array, goal: Array, obstacles=None, k: int = 8,
-                 edge_samples: int = 8, margin: float = 0.0) -> Array | None:
+def roadmap_path(
+    robot,
+    roadmap: Roadmap,
+    start: Array,
+    goal: Array,
+    obstacles=None,
+    k: int = 8,
+    edge_samples: int = 8,
+    margin: float = 0.0,
+) -> Array | None:
     """The shortest roadmap path ``(P, n)`` from ``start`` to ``goal`` (both included), or
     ``None`` if the roadmap does not connect them."""
     N = roadmap.nodes.shape[0]
@@ -178,8 +193,9 @@ def resample_path(robot, path: Array, num: int) -> Array:
 def linear_path(robot, start: Array, goal: Array, num: int) -> Array:
     """``num`` configurations on ``robot.interpolate`` from ``start`` to ``goal``."""
     s = jnp.linspace(0.0, 1.0, num, dtype=start.dtype)
-    Q = _interpolate_batch(robot, jnp.broadcast_to(start, (num, start.shape[0])),
-                           jnp.broadcast_to(goal, (num, goal.shape[0])), s)
+    Q = _interpolate_batch(
+        robot, jnp.broadcast_to(start, (num, start.shape[0])), jnp.broadcast_to(goal, (num, goal.shape[0])), s
+    )
     return Q.at[0].set(start).at[-1].set(goal)
 
 
@@ -201,8 +217,9 @@ def default_planning_costs(dt: float = 0.1) -> TrajectoryCosts:
     return TrajectoryCosts(dt=dt, tracking=0.0, path_length=1.0, max_tendon_speed=0.3, margin=0.01)
 
 
-def make_trajectory_refiner(robot, obstacles=None, costs: TrajectoryCosts | None = None, iterations: int = 50,
-                            check_samples: int = 4):
+def make_trajectory_refiner(
+    robot, obstacles=None, costs: TrajectoryCosts | None = None, iterations: int = 50, check_samples: int = 4
+):
     """A jitted ``refine(Q0s) -> (TrajectoryResult batched over candidates, dense clearance
     (C,))`` for candidate trajectories ``(C, H + 1, n)`` sharing their start and goal."""
     costs = default_planning_costs() if costs is None else costs
@@ -218,9 +235,19 @@ def make_trajectory_refiner(robot, obstacles=None, costs: TrajectoryCosts | None
     return jax.jit(jax.vmap(refine_one)), costs
 
 
-def plan_trajectory(robot, start, goal, obstacles=None, roadmap: Roadmap | None = None, horizon: int = 32,
-                    costs: TrajectoryCosts | None = None, iterations: int = 50, k: int = 8, edge_samples: int = 8,
-                    refiner=None) -> PlanResult:
+def plan_trajectory(
+    robot,
+    start,
+    goal,
+    obstacles=None,
+    roadmap: Roadmap | None = None,
+    horizon: int = 32,
+    costs: TrajectoryCosts | None = None,
+    iterations: int = 50,
+    k: int = 8,
+    edge_samples: int = 8,
+    refiner=None,
+) -> PlanResult:
     """Plan a ``horizon + 1``-waypoint trajectory from ``start`` to ``goal`` (module
     docstring). ``roadmap``: from :func:`build_roadmap` (without one, only the straight line
     is refined). ``refiner``: a :func:`make_trajectory_refiner` result to reuse across

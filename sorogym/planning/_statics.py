@@ -32,7 +32,7 @@ from jaxtyping import Array, Float
 from sorogym.control import equilibrium_from_rest
 from sorogym.models import PCS
 
-from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, target_error, make_ik_solver
+from ._ik import IN_COLLISION, NOT_REACHED, SUCCESS, TARGET_IN_OBSTACLE, make_ik_solver, target_error
 from ._models import PCSPlanningModel, PlanningModel, robot_clearance
 
 
@@ -56,8 +56,15 @@ class TendonStaticsModel(PlanningModel):
     compliance: Array
     equilibrium_weight: float = eqx.field(static=True)
 
-    def __init__(self, model, lower=0.0, upper=1.0, strain_limit: float = 100.0, equilibrium_weight: float = 1.0,
-                 points: int = 20):
+    def __init__(
+        self,
+        model,
+        lower=0.0,
+        upper=1.0,
+        strain_limit: float = 100.0,
+        equilibrium_weight: float = 1.0,
+        points: int = 20,
+    ):
         if not isinstance(model, PCS):
             raise ValueError("TendonStaticsModel: needs a spatial PCS model (planar models have no SE(3) pose)")
         m = int(model.num_actuators)
@@ -81,11 +88,12 @@ class TendonStaticsModel(PlanningModel):
     def model(self):
         return self.strains.model
 
-    def with_model(self, model) -> "TendonStaticsModel":
+    def with_model(self, model) -> TendonStaticsModel:
         """The same problem (bounds, weights, points) on a model of the same structure with
         other parameters (traceable: e.g. an episode's randomised parameters)."""
-        return eqx.tree_at(lambda s: (s.strains.model, s.compliance), self,
-                           (model, jnp.linalg.inv(model.stiffness_matrix())))
+        return eqx.tree_at(
+            lambda s: (s.strains.model, s.compliance), self, (model, jnp.linalg.inv(model.stiffness_matrix()))
+        )
 
     @property
     def radius(self) -> float:
@@ -101,7 +109,7 @@ class TendonStaticsModel(PlanningModel):
 
     def split(self, z: Float[Array, " d"]) -> tuple[Array, Array]:
         """``z -> (q, u)``."""
-        return z[:self.num_strains], z[self.num_strains:]
+        return z[: self.num_strains], z[self.num_strains :]
 
     def bounds(self) -> tuple[Array, Array]:
         q_lower, q_upper = self.strains.bounds()
@@ -117,6 +125,7 @@ class TendonStaticsModel(PlanningModel):
 
     def linear_equilibrium(self, u: Float[Array, " m"]) -> Float[Array, " n"]:
         """The equilibrium of the statics linearised about the rest shape ``q = 0``."""
+
         def residual(q):
             return self.model.potential_force(q) - self.model.actuation_force(q, u)
 
@@ -126,7 +135,9 @@ class TendonStaticsModel(PlanningModel):
     def sample(self, key: Array, num: int, dtype=None) -> Float[Array, "num d"]:
         """Random tensions (uniform in the bounds) with their linearised equilibria."""
         dtype = dtype or self.lower.dtype
-        u = jax.random.uniform(key, (num, self.lower.shape[0]), dtype, self.lower.astype(dtype), self.upper.astype(dtype))
+        u = jax.random.uniform(
+            key, (num, self.lower.shape[0]), dtype, self.lower.astype(dtype), self.upper.astype(dtype)
+        )
         q = jax.vmap(self.linear_equilibrium)(u)
         return jax.vmap(self.project)(jnp.concatenate([q, u], axis=-1))
 
@@ -157,18 +168,36 @@ class StaticInverseResult(NamedTuple):
     status: Array  # (B,) int, as in IKResult
 
 
-def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, position_only: bool = True,
-                               tolerance: float = 1e-3, num_seeds: int = 32, num_best: int = 4,
-                               coarse_iterations: int = 15, fine_iterations: int = 60,
-                               equilibrium_iterations: int = 25, ramp: int = 10, **options):
+def make_static_inverse_solver(
+    model,
+    lower=0.0,
+    upper=1.0,
+    obstacles=None,
+    position_only: bool = True,
+    tolerance: float = 1e-3,
+    num_seeds: int = 32,
+    num_best: int = 4,
+    coarse_iterations: int = 15,
+    fine_iterations: int = 60,
+    equilibrium_iterations: int = 25,
+    ramp: int = 10,
+    **options,
+):
     """A jitted ``solve(targets, key) -> StaticInverseResult`` for target positions
     ``(B, 3)`` [m] (or poses ``(B, 4, 4)`` with ``position_only=False``). ``tolerance``:
     success threshold on the verified error. ``options`` go to :class:`TendonStaticsModel`;
     ``equilibrium_iterations``/``ramp`` to the verification."""
     statics = TendonStaticsModel(model, lower, upper, **options)
-    ik = make_ik_solver(statics, obstacles=obstacles, position_only=position_only, num_seeds=num_seeds,
-                        num_best=num_best, coarse_iterations=coarse_iterations, fine_iterations=fine_iterations,
-                        tolerance=tolerance)
+    ik = make_ik_solver(
+        statics,
+        obstacles=obstacles,
+        position_only=position_only,
+        num_seeds=num_seeds,
+        num_best=num_best,
+        coarse_iterations=coarse_iterations,
+        fine_iterations=fine_iterations,
+        tolerance=tolerance,
+    )
     planning = statics.strains
 
     def verify(z, target, status):
@@ -191,8 +220,9 @@ def make_static_inverse_solver(model, lower=0.0, upper=1.0, obstacles=None, posi
     return solve
 
 
-def sample_reachable_targets(solve, lower_corner, upper_corner, key, num: int, batch: int = 128,
-                             max_rounds: int = 50, dtype=None) -> tuple[StaticInverseResult, np.ndarray]:
+def sample_reachable_targets(
+    solve, lower_corner, upper_corner, key, num: int, batch: int = 128, max_rounds: int = 50, dtype=None
+) -> tuple[StaticInverseResult, np.ndarray]:
     """``num`` targets uniformly distributed over the statically reachable part of a box.
 
     Candidate positions are drawn uniformly in the box ``[lower_corner, upper_corner]``
@@ -220,7 +250,7 @@ def sample_reachable_targets(solve, lower_corner, upper_corner, key, num: int, b
         result = jax.device_get(solve(candidates, k_solve))
         tried += batch
         ok = np.asarray(result.status) == SUCCESS
-        kept.append(jax.tree_util.tree_map(lambda x: np.asarray(x)[ok], result))
+        kept.append(jax.tree_util.tree_map(lambda x, ok=ok: np.asarray(x)[ok], result))
         if sum(k.status.shape[0] for k in kept) >= num:
             break
     else:

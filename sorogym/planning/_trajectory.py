@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ._ik import target_error, with_value, ik_residual, levenberg_marquardt, make_ik_solver
+from ._ik import ik_residual, levenberg_marquardt, make_ik_solver, target_error, with_value
 from ._models import robot_clearance
 
 
@@ -89,7 +89,7 @@ def _differences(values: Array, stencil: np.ndarray) -> Array:
     """``(H + 1 - s + 1, k)`` stencil differences of ``values`` ``(H + 1, k)``."""
     s = len(stencil)
     rows = values.shape[0] - s + 1
-    return sum(c * values[a:a + rows] for a, c in enumerate(stencil))
+    return sum(c * values[a : a + rows] for a, c in enumerate(stencil))
 
 
 def _hinge(r: Array, limit: float) -> Array:
@@ -165,7 +165,8 @@ def normal_equations(p: _Problem, Q: Float[Array, "T n"]) -> tuple[Array, Array,
     T, n = Q.shape
     # features and their Jacobians from one forward-mode pass (the value rides as aux)
     jacs, feats = _map_targets(
-        lambda q, t: jax.jacfwd(with_value(lambda q_: _features(p, q_, t)), has_aux=True)(q), Q, p.targets)
+        lambda q, t: jax.jacfwd(with_value(lambda q_: _features(p, q_, t)), has_aux=True)(q), Q, p.targets
+    )
     r0, J0 = feats[0], jacs[0]  # (T, m), (T, m, n)
     cost = 0.5 * jnp.sum(r0**2)
     grad = jnp.einsum("tmn,tm->tn", J0, r0)
@@ -182,19 +183,19 @@ def normal_equations(p: _Problem, Q: Float[Array, "T n"]) -> tuple[Array, Array,
         rows = r.shape[0]
         We = W * e
         for a, ca in enumerate(stencil):
-            grad = grad.at[a:a + rows].add(ca * jnp.einsum("tkn,tk->tn", F[a:a + rows], We))
+            grad = grad.at[a : a + rows].add(ca * jnp.einsum("tkn,tk->tn", F[a : a + rows], We))
             for b, cb in enumerate(stencil):
                 if b < a:
                     continue
                 # couples waypoints (t + a, t + b): stored by offset b - a at row t + a (the
                 # transposed block is added at assembly)
-                B = ca * cb * jnp.einsum("tki,tk,tkj->tij", F[a:a + rows], W, F[b:b + rows])
+                B = ca * cb * jnp.einsum("tki,tk,tkj->tij", F[a : a + rows], W, F[b : b + rows])
                 stored = blocks.get(b - a, jnp.zeros((T - (b - a), n, n), Q.dtype))
-                blocks[b - a] = stored.at[a:a + rows].add(B)
+                blocks[b - a] = stored.at[a : a + rows].add(B)
     A = jnp.zeros((T, n, T, n), Q.dtype)
     idx = jnp.arange(T)
     for offset, B in blocks.items():
-        i = idx[:T - offset]
+        i = idx[: T - offset]
         if offset == 0:
             A = A.at[i, :, i, :].add(B)
         else:
@@ -203,8 +204,9 @@ def normal_equations(p: _Problem, Q: Float[Array, "T n"]) -> tuple[Array, Array,
     return cost, grad.reshape(-1), A.reshape(T * n, T * n)
 
 
-def optimize_trajectory(p: _Problem, Q0: Float[Array, "T n"], iterations: int, fixed: Array | None = None,
-                        damping: float = 1e-3) -> tuple[Array, Array]:
+def optimize_trajectory(
+    p: _Problem, Q0: Float[Array, "T n"], iterations: int, fixed: Array | None = None, damping: float = 1e-3
+) -> tuple[Array, Array]:
     """``iterations`` LM steps on the whole trajectory from ``Q0``; waypoints with
     ``fixed[t]`` stay put. Steps are clipped to the robot's bounds (azimuths are not
     wrapped: a trajectory's azimuths stay continuous), and variables on a bound they push
@@ -263,8 +265,16 @@ def trajectory_figures(p: _Problem, Q: Array, cost: Array) -> TrajectoryResult:
     return TrajectoryResult(Q, cost, err, pos_err, clearance, speed, accel, length)
 
 
-def make_path_follower(robot, obstacles=None, position_only: bool = False, costs: TrajectoryCosts | None = None,
-                       warm_iterations: int = 30, refine_iterations: int = 30, tolerance: float = 1e-2, **ik_options):
+def make_path_follower(
+    robot,
+    obstacles=None,
+    position_only: bool = False,
+    costs: TrajectoryCosts | None = None,
+    warm_iterations: int = 30,
+    refine_iterations: int = 30,
+    tolerance: float = 1e-2,
+    **ik_options,
+):
     """A jitted ``follow(references, key) -> TrajectoryResult`` for a reference path of
     ``T`` poses ``(T, 4, 4)`` (or positions ``(T, 3)`` with ``position_only``).
 
@@ -276,15 +286,24 @@ def make_path_follower(robot, obstacles=None, position_only: bool = False, costs
     the obstacle hinge, see :func:`default_following_costs`).
     """
     costs = default_following_costs() if costs is None else costs
-    ik = make_ik_solver(robot, obstacles=obstacles, position_only=position_only, tolerance=tolerance,
-                        margin=costs.margin, collision_weight=costs.collision_weight, **ik_options)
+    ik = make_ik_solver(
+        robot,
+        obstacles=obstacles,
+        position_only=position_only,
+        tolerance=tolerance,
+        margin=costs.margin,
+        collision_weight=costs.collision_weight,
+        **ik_options,
+    )
 
     def follow(references, key):
         problem = _Problem(robot, obstacles, references, position_only, costs)
         keys = jax.random.split(key, references.shape[0])
 
         def residual_for(target):
-            return lambda q: ik_residual(robot, q, target, obstacles, position_only, costs.margin, costs.collision_weight)
+            return lambda q: ik_residual(
+                robot, q, target, obstacles, position_only, costs.margin, costs.collision_weight
+            )
 
         first = ik(references[:1], keys[0])
 

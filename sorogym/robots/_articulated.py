@@ -60,16 +60,25 @@ def _cylinder_inertia(mass: float, radius: float, length: float) -> np.ndarray:
     return np.diag([0.5 * mass * radius**2, transverse, transverse])
 
 
-def soft_pendulum_rod_stiffness(num_links: int = 4, length: float = 0.5, radius: float = 0.02,
-                                young_modulus: float = SILICONE_YOUNG_MODULUS) -> float:
+def soft_pendulum_rod_stiffness(
+    num_links: int = 4, length: float = 0.5, radius: float = 0.02, young_modulus: float = SILICONE_YOUNG_MODULUS
+) -> float:
     """Joint stiffness [N m/rad] that lumps the bending stiffness of a solid rod into
     ``num_links`` links: ``E I / (L / n)`` with ``I = pi r^4 / 4``."""
     return young_modulus * math.pi * radius**4 / 4.0 / (length / num_links)
 
 
-def soft_pendulum(num_links: int = 4, length: float = 0.5, mass: float = 0.5, radius: float = 0.02,
-                  stiffness: float | None = None, damping: float | None = None, actuation: str = "base_torque",
-                  tendon_offset: float | None = None, dtype=None) -> ArticulatedSoftRobot:
+def soft_pendulum(
+    num_links: int = 4,
+    length: float = 0.5,
+    mass: float = 0.5,
+    radius: float = 0.02,
+    stiffness: float | None = None,
+    damping: float | None = None,
+    actuation: str = "base_torque",
+    tendon_offset: float | None = None,
+    dtype=None,
+) -> ArticulatedSoftRobot:
     """A soft pendulum: a soft rod of ``length`` [m], ``mass`` [kg] and ``radius`` [m]
     hanging from a free pivot, as ``num_links`` equal rigid links (uniform solid cylinders,
     the mass split equally) joined by elastic joints.
@@ -130,11 +139,16 @@ def soft_pendulum(num_links: int = 4, length: float = 0.5, mass: float = 0.5, ra
     ell, m_link = L / n, m / n
     transforms = np.stack([np.eye(4)] + [_pose(translation=(ell, 0.0, 0.0))] * (n - 1))
     params = ChainParams.create(
-        joint_axes=np.tile([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], (n, 1)), parent_to_joint=transforms,
-        mass=np.full(n, m_link), com=np.tile([ell / 2, 0.0, 0.0], (n, 1)),
+        joint_axes=np.tile([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], (n, 1)),
+        parent_to_joint=transforms,
+        mass=np.full(n, m_link),
+        com=np.tile([ell / 2, 0.0, 0.0], (n, 1)),
         inertia=np.tile(_cylinder_inertia(m_link, r, ell), (n, 1, 1)),
-        stiffness=np.r_[0.0, np.full(n - 1, k)], damping=d, gravity=(0.0, 0.0, -9.81),
-        base_pose=_pose(MOUNTING_ROTATIONS["hanging"]), dtype=dtype,
+        stiffness=np.r_[0.0, np.full(n - 1, k)],
+        damping=d,
+        gravity=(0.0, 0.0, -9.81),
+        base_pose=_pose(MOUNTING_ROTATIONS["hanging"]),
+        dtype=dtype,
     )
     if actuation == "base_torque":
         act = GeneralizedActuation(indices=(0,))
@@ -151,7 +165,7 @@ def soft_pendulum(num_links: int = 4, length: float = 0.5, mass: float = 0.5, ra
     return ArticulatedSoftRobot(params, act)
 
 
-def soft_pendulum_tip(model: ArticulatedSoftRobot, q: Float[Array, " n"]) -> Float[Array, "3"]:
+def soft_pendulum_tip(model: ArticulatedSoftRobot, q: Float[Array, " n"]) -> Float[Array, 3]:
     """World position [m] of the free end of a :func:`soft_pendulum` (twice the last link's
     centre of mass along its axis: uniform links)."""
     pose = model.forward_kinematics(q, model.num_dofs)
@@ -173,10 +187,18 @@ UMARM_MAX_PRESSURE = 100.0e3  # Pa gauge, input-bound suggestion (assumed; sorom
 UMARM_MOUNTINGS = ("hanging", "upright", "horizontal")
 
 
-def umarm(num_modules: int = UMARM_NUM_MODULES, module_length: float = UMARM_MODULE_LENGTH, mass: float = UMARM_MASS,
-          muscle_offset: float = UMARM_MUSCLE_OFFSET, muscle_radius: float = UMARM_MUSCLE_RADIUS,
-          braid_angle: float = UMARM_BRAID_ANGLE, stiffness: float = 0.5, damping: float = 0.05,
-          mounting: str = "hanging", dtype=None) -> ArticulatedSoftRobot:
+def umarm(
+    num_modules: int = UMARM_NUM_MODULES,
+    module_length: float = UMARM_MODULE_LENGTH,
+    mass: float = UMARM_MASS,
+    muscle_offset: float = UMARM_MUSCLE_OFFSET,
+    muscle_radius: float = UMARM_MUSCLE_RADIUS,
+    braid_angle: float = UMARM_BRAID_ANGLE,
+    stiffness: float = 0.5,
+    damping: float = 0.05,
+    mounting: str = "hanging",
+    dtype=None,
+) -> ArticulatedSoftRobot:
     """A UMArm-like McKibben arm: ``num_modules`` modules in series, each a universal joint
     (two revolute joints through one point, about the local y axis then the local z axis)
     followed by a rigid spine link of ``module_length`` [m] along local x, bent by four
@@ -232,9 +254,16 @@ def umarm(num_modules: int = UMARM_NUM_MODULES, module_length: float = UMARM_MOD
         coms += [[0.0, 0.0, 0.0], [ell / 2, 0.0, 0.0]]
         inertias += [np.eye(3) * 0.4 * m_cross * r_cross**2, _cylinder_inertia(m_spine, rho + r0, ell)]
     params = ChainParams.create(
-        joint_axes=np.array(axes), parent_to_joint=np.array(transforms), mass=np.array(masses), com=np.array(coms),
-        inertia=np.array(inertias), stiffness=k, damping=d, gravity=(0.0, 0.0, -9.81),
-        base_pose=_pose(MOUNTING_ROTATIONS[mounting]), dtype=dtype,
+        joint_axes=np.array(axes),
+        parent_to_joint=np.array(transforms),
+        mass=np.array(masses),
+        com=np.array(coms),
+        inertia=np.array(inertias),
+        stiffness=k,
+        damping=d,
+        gravity=(0.0, 0.0, -9.81),
+        base_pose=_pose(MOUNTING_ROTATIONS[mounting]),
+        dtype=dtype,
     )
     directions = [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.0, -1.0, 0.0), (0.0, 0.0, -1.0)]
     routes = []
@@ -248,5 +277,12 @@ def umarm(num_modules: int = UMARM_NUM_MODULES, module_length: float = UMARM_MOD
     return ArticulatedSoftRobot(params, muscles)
 
 
-__all__ = ["soft_pendulum", "soft_pendulum_tip", "soft_pendulum_rod_stiffness", "umarm", "SOFT_PENDULUM_MAX_TORQUE",
-           "UMARM_MAX_PRESSURE", "SILICONE_YOUNG_MODULUS"]
+__all__ = [
+    "soft_pendulum",
+    "soft_pendulum_tip",
+    "soft_pendulum_rod_stiffness",
+    "umarm",
+    "SOFT_PENDULUM_MAX_TORQUE",
+    "UMARM_MAX_PRESSURE",
+    "SILICONE_YOUNG_MODULUS",
+]

@@ -18,28 +18,39 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..models import PCS, RodParams
 from ..control import FunctionReference, PoseReference
+from ..models import PCS, RodParams
 
 CASE_STUDY_ROD = {"length": 0.1, "radius": 0.02, "young_modulus": 2e3, "shear_modulus": 1e3, "density": 1070.0}
 CASE_STUDY_VISCOSITY = 2000.0  # Pa s, Kelvin-Voigt (not stated in the paper; see the module docstring)
 
 # (t_start [s], kappa_y [1/m], kappa_z [1/m], sigma_x [-]) of eq. (15)
-STRAIN_SETPOINTS = ((0.0, 0.0, 0.0, 1.00), (3.0, 14.0, 7.0, 1.10), (6.0, -14.0, -7.0, 0.95),
-                    (9.0, 7.0, -10.0, 1.06), (12.0, 0.0, 0.0, 1.00))
+STRAIN_SETPOINTS = (
+    (0.0, 0.0, 0.0, 1.00),
+    (3.0, 14.0, 7.0, 1.10),
+    (6.0, -14.0, -7.0, 0.95),
+    (9.0, 7.0, -10.0, 1.06),
+    (12.0, 0.0, 0.0, 1.00),
+)
 REGULATION_END = 15.0  # s
 TRACKING_END = 30.0  # s
 
 
-def case_study_pcs(num_segments: int = 1, dtype=None, viscosity: float = CASE_STUDY_VISCOSITY,
-                   mounting: str = "horizontal") -> PCS:
+def case_study_pcs(
+    num_segments: int = 1, dtype=None, viscosity: float = CASE_STUDY_VISCOSITY, mounting: str = "horizontal"
+) -> PCS:
     """The fully actuated case-study arm with ``num_segments`` segments (``n = 6 N``),
     material damping ``viscosity`` [Pa s] and base ``mounting`` (the paper's: horizontal)."""
     c = CASE_STUDY_ROD
     params = RodParams.create(
-        length=[c["length"]] * num_segments, radius=c["radius"], density=c["density"],
-        young_modulus=c["young_modulus"], shear_modulus=c["shear_modulus"], damping=viscosity,
-        mounting=mounting, dtype=dtype,
+        length=[c["length"]] * num_segments,
+        radius=c["radius"],
+        density=c["density"],
+        young_modulus=c["young_modulus"],
+        shear_modulus=c["shear_modulus"],
+        damping=viscosity,
+        mounting=mounting,
+        dtype=dtype,
     )
     return PCS(params)
 
@@ -59,8 +70,13 @@ def strain_benchmark_q(t):
     setpoint = table[idx]
     tau = t - REGULATION_END
     h = _quintic_ramp(tau)
-    tracking = jnp.stack([12 * h * jnp.sin(3 * tau), 6 * h * jnp.sin(2 * tau + jnp.pi / 4),
-                          1 + 0.06 * h * jnp.sin(2.5 * tau + jnp.pi / 2)])
+    tracking = jnp.stack(
+        [
+            12 * h * jnp.sin(3 * tau),
+            6 * h * jnp.sin(2 * tau + jnp.pi / 4),
+            1 + 0.06 * h * jnp.sin(2.5 * tau + jnp.pi / 2),
+        ]
+    )
     ky, kz, sx = jnp.where(t < REGULATION_END, setpoint, tracking)
     zero = jnp.zeros_like(t)
     return jnp.stack([zero, ky, kz, sx - 1.0, zero, zero])
@@ -74,8 +90,9 @@ def strain_benchmark_reference() -> FunctionReference:
 FIGURE_EIGHT_AMPLITUDES = (0.08, 0.04)  # m, along the first and second tangent axes (eq. 25)
 
 
-def figure_eight_pose(t, initial_pose, sphere_radius: float = 0.08, period: float = 4.0,
-                      amplitudes=FIGURE_EIGHT_AMPLITUDES):
+def figure_eight_pose(
+    t, initial_pose, sphere_radius: float = 0.08, period: float = 4.0, amplitudes=FIGURE_EIGHT_AMPLITUDES
+):
     """Desired end-effector pose ``(4, 4)`` at ``t`` [s] (eqs. 25-28) for the initial pose
     ``initial_pose`` ``(4, 4)`` of the end effector. ``amplitudes`` ``(2,)`` [m]: the
     tangent-plane lobes ``a_1 sin(phi) t_1 + a_2 sin(2 phi) t_2`` (the paper's ``(0.08,
@@ -101,8 +118,9 @@ def figure_eight_pose(t, initial_pose, sphere_radius: float = 0.08, period: floa
     return jnp.concatenate([top, bottom], axis=0)
 
 
-def figure_eight_reference(initial_pose, sphere_radius: float = 0.08, period: float = 4.0,
-                           amplitudes=FIGURE_EIGHT_AMPLITUDES) -> PoseReference:
+def figure_eight_reference(
+    initial_pose, sphere_radius: float = 0.08, period: float = 4.0, amplitudes=FIGURE_EIGHT_AMPLITUDES
+) -> PoseReference:
     """:func:`figure_eight_pose` as a :class:`PoseReference` (twists by AD)."""
     g0 = jnp.asarray(initial_pose)
     return PoseReference(lambda t: figure_eight_pose(t, g0, sphere_radius, period, amplitudes))

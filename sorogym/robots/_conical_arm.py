@@ -27,9 +27,15 @@ CONICAL_ARM_TENDON_ANGLES = (30.0, 150.0)  # degrees from the cross-section's y 
 CONICAL_ARM_MARKERS = ((0.1291, (0.0, 0.025)), (0.2195, (0.0, -0.021)), (0.2800, (0.0, 0.020)), (0.3680, (0.0, 0.0)))
 
 
-def conical_tendon_arm(young_modulus: float = 0.315e6, poisson_ratio: float = 0.45, density: float = 1320.0,
-                       damping: float = 0.0, tendon_offset: float = 0.005, mounting: str = "hanging",
-                       dtype=None) -> GVS:
+def conical_tendon_arm(
+    young_modulus: float = 0.315e6,
+    poisson_ratio: float = 0.45,
+    density: float = 1320.0,
+    damping: float = 0.0,
+    tendon_offset: float = 0.005,
+    mounting: str = "hanging",
+    dtype=None,
+) -> GVS:
     """The conical tendon-driven arm as a 2-link :class:`GVS` (``n = 8``, ``m = 2``).
 
     Defaults: the material identified in the paper (E 0.315 MPa, nu 0.45, rho 1320 kg/m^3)
@@ -41,8 +47,15 @@ def conical_tendon_arm(young_modulus: float = 0.315e6, poisson_ratio: float = 0.
     r0, r2 = CONICAL_ARM_BASE_RADIUS, CONICAL_ARM_TIP_RADIUS
     r1 = r0 + (r2 - r0) * L1 / L
     params = GVSParams.create(
-        length=[L1, L - L1], radius=[r0, r1], tip_radius=[r1, r2], density=density, young_modulus=young_modulus,
-        poisson_ratio=poisson_ratio, damping=damping, mounting=mounting, dtype=dtype,
+        length=[L1, L - L1],
+        radius=[r0, r1],
+        tip_radius=[r1, r2],
+        density=density,
+        young_modulus=young_modulus,
+        poisson_ratio=poisson_ratio,
+        damping=damping,
+        mounting=mounting,
+        dtype=dtype,
     )
     angles = np.deg2rad(np.asarray(CONICAL_ARM_TENDON_ANGLES))
     yz = tendon_offset * np.stack([np.cos(angles), np.sin(angles)], axis=-1)  # (m, 2)

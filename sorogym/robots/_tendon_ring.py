@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..actuation import Tendons
-from ..models import PCS, RodParams
+from ..models import PCS, RodParams, check_positive_fields
 
 
 def ring_offsets(radius: float, angles_deg) -> np.ndarray:
@@ -15,14 +15,6 @@ def ring_offsets(radius: float, angles_deg) -> np.ndarray:
     angle [deg] (measured from the cross-section's local y axis)."""
     a = np.deg2rad(np.asarray(angles_deg, dtype=float))
     return radius * np.stack([np.cos(a), np.sin(a)], axis=-1)
-
-
-def _check_positive(config, names) -> None:
-    for name in names:
-        value = getattr(config, name)
-        values = np.atleast_1d(np.asarray(value, dtype=float))
-        if not (np.all(np.isfinite(values)) and np.all(values > 0)):
-            raise ValueError(f"{name}: must be positive and finite, got {value!r}")
 
 
 def tendon_ring_pcs(config, mounting: str, dtype, active_strains=None) -> PCS:
@@ -33,7 +25,7 @@ def tendon_ring_pcs(config, mounting: str, dtype, active_strains=None) -> PCS:
     (inside the cross-section), ``tendon_angles_deg`` and ``tendon_spans`` (segments each
     tendon runs through; ``None``: all). Every segment gets the same damping and tendon
     offsets; ``mounting`` names the base pose (``"upright"``, ``"hanging"``, ``"horizontal"``)."""
-    _check_positive(config, ("segment_lengths", "radius", "tendon_offset"))
+    check_positive_fields(config, ("segment_lengths", "radius", "tendon_offset"))
     if config.tendon_offset >= config.radius:
         raise ValueError(f"tendon_offset: must be inside the cross-section (< radius {config.radius})")
     if len(config.damping) != 6:
@@ -45,8 +37,13 @@ def tendon_ring_pcs(config, mounting: str, dtype, active_strains=None) -> PCS:
     else:
         elastic["poisson_ratio"] = config.poisson_ratio
     params = RodParams.create(
-        length=list(config.segment_lengths), radius=config.radius, density=config.density, **elastic,
-        damping=np.tile(np.asarray(config.damping), (N, 1)), gravity=list(config.gravity), mounting=mounting,
+        length=list(config.segment_lengths),
+        radius=config.radius,
+        density=config.density,
+        **elastic,
+        damping=np.tile(np.asarray(config.damping), (N, 1)),
+        gravity=list(config.gravity),
+        mounting=mounting,
         dtype=dtype,
     )
     ring = ring_offsets(config.tendon_offset, config.tendon_angles_deg)  # (m, 2)

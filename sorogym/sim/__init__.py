@@ -8,15 +8,24 @@ from ._rollout import rollout_to as rollout_to
 from ._solvers import FIXED_STEP_SCHEMES as FIXED_STEP_SCHEMES
 from ._solvers import AppliedForce as AppliedForce
 from ._solvers import LinearTrapezoid as LinearTrapezoid
-from ._solvers import actuation_applied_force as actuation_applied_force
 from ._solvers import SemiImplicitEuler as SemiImplicitEuler
+from ._solvers import actuation_applied_force as actuation_applied_force
 from ._solvers import linear_trapezoid_step as linear_trapezoid_step
 from ._solvers import semi_implicit_euler_step as semi_implicit_euler_step
 from ._solvers import trapezoid_predictor_corrector_step as trapezoid_predictor_corrector_step
 
 __all__ = [
-    "Trajectory", "integrate_fixed", "rollout_to", "rollout_closed_loop_to",
-    "rollout_discrete_closed_loop_to", "LinearTrapezoid", "SemiImplicitEuler",
-    "linear_trapezoid_step", "semi_implicit_euler_step", "trapezoid_predictor_corrector_step",
-    "FIXED_STEP_SCHEMES", "AppliedForce", "actuation_applied_force",
+    "Trajectory",
+    "integrate_fixed",
+    "rollout_to",
+    "rollout_closed_loop_to",
+    "rollout_discrete_closed_loop_to",
+    "LinearTrapezoid",
+    "SemiImplicitEuler",
+    "linear_trapezoid_step",
+    "semi_implicit_euler_step",
+    "trapezoid_predictor_corrector_step",
+    "FIXED_STEP_SCHEMES",
+    "AppliedForce",
+    "actuation_applied_force",
 ]

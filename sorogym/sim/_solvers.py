@@ -51,7 +51,9 @@ def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> A
 def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h) -> Array:
     """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``."""
     if not model.elastic_is_affine:
-        raise TypeError(f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))")
+        raise TypeError(
+            f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))"
+        )
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
     # K is affine with Jacobian S, so K(q + h v / 2) is the trapezoidal average of K

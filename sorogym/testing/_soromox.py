@@ -124,10 +124,17 @@ def _articulated_twin(model):
     p = model.params
     n = model.num_dofs
     params = soromox.ArticulatedSoftRobotParams(
-        joint_screw=p.joint_axes, parent_to_joint_transform=p.parent_to_joint,
-        tip_position=jnp.zeros((n, 3), p.mass.dtype), center_of_mass_position=p.com, mass=p.mass,
-        center_of_mass_inertia=p.inertia, gravity=p.gravity, joint_stiffness=jnp.diag(p.stiffness),
-        joint_damping=jnp.diag(p.damping), joint_rest_configuration=p.rest, radius=jnp.full((n,), 0.01, p.mass.dtype),
+        joint_screw=p.joint_axes,
+        parent_to_joint_transform=p.parent_to_joint,
+        tip_position=jnp.zeros((n, 3), p.mass.dtype),
+        center_of_mass_position=p.com,
+        mass=p.mass,
+        center_of_mass_inertia=p.inertia,
+        gravity=p.gravity,
+        joint_stiffness=jnp.diag(p.stiffness),
+        joint_damping=jnp.diag(p.damping),
+        joint_rest_configuration=p.rest,
+        radius=jnp.full((n,), 0.01, p.mass.dtype),
     )
     base = np.asarray(p.base_pose)
     return soromox.ArticulatedSoftRobot(params, base_pose=_spatial_base_pose(base[:3, :3], base[:3, 3]))
@@ -156,14 +163,19 @@ def _gvs_twin(model):
             strain_selector=[int(o >= 0) for o in basis.orders],
             basis_order=[max(o, 0) for o in basis.orders],
         )
-        segments.append(soromox.GVSSegment(link=link, joint=soromox.JointSpec.fixed(), basis=spec,
-                                           num_gauss_points=model.num_gauss_points[i]))
+        segments.append(
+            soromox.GVSSegment(
+                link=link, joint=soromox.JointSpec.fixed(), basis=spec, num_gauss_points=model.num_gauss_points[i]
+            )
+        )
     actuators, combine = (None, None)
     if isinstance(model.actuation, sg.Tendons):
         actuators, combine = _tendon_paths(model)
     base = _spatial_base_pose(np.asarray(p.base_rotation), np.asarray(p.base_position))
     rob = soromox.GVS.from_segments(
-        segments, gravity=jnp.asarray(p.gravity), base_pose=base,
+        segments,
+        gravity=jnp.asarray(p.gravity),
+        base_pose=base,
         **({} if actuators is None else {"actuators": actuators}),
     )
     return rob, combine
