@@ -58,9 +58,9 @@ from sorogym.control import (  # noqa: E402
     SynergisticController,
     static_equilibrium,
 )
-from sorogym.models import PCS, RodParams  # noqa: E402
+from sorogym.models import PCS  # noqa: E402
 from sorogym.provenance import run_metadata  # noqa: E402
-from sorogym.robots import CASE_STUDY_ROD, ring_offsets  # noqa: E402
+from sorogym.robots import case_study_pcs, ring_offsets  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,23 +110,14 @@ CASES = {
 
 
 def tendon_arm(num_segments: int) -> PCS:
-    """The hanging case-study arm with three linearly routed tendons through every segment."""
-    c = CASE_STUDY_ROD
-    params = RodParams.create(
-        length=[c["length"]] * num_segments,
-        radius=c["radius"],
-        density=c["density"],
-        young_modulus=c["young_modulus"],
-        shear_modulus=c["shear_modulus"],
-        damping=VISCOSITY,
-        mounting="upright",
-        gravity=(0.0, 0.0, 0.0),
-        dtype=jnp.float64,
-    )
+    """The upright case-study arm (no gravity) with three linearly routed tendons through
+    every segment."""
+    arm = case_study_pcs(num_segments, dtype=jnp.float64, viscosity=VISCOSITY, mounting="upright")
+    arm = arm.update_params(gravity=jnp.zeros(3))
     # (3, 2, 2): [y, z] x (segment base, segment tip)
     offsets = np.stack([ring_offsets(r, TENDON_ANGLES_DEG) for r in TENDON_OFFSETS], axis=-1)
     offsets = np.repeat(offsets[:, None], num_segments, axis=1)  # (3, N, 2, 2)
-    return PCS(params, actuation=Tendons(offsets, routing="linear"))
+    return arm.with_actuation(Tendons(offsets, routing="linear"))
 
 
 def build_case(name: str):
