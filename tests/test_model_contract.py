@@ -172,3 +172,22 @@ def test_generalized_actuation_counts_after_installation():
 def test_every_listed_case_is_a_final_model():
     for name in MODEL_CASES:
         assert getattr(type(build_case(name)), "__final__", False), name
+
+
+@pytest.mark.parametrize("case", ["pcs2_mixed", "gvs2_mixed_tendons"])
+def test_rod_context_maps_forces_of_its_own_shape_only(case):
+    """A strain-space force must have the context's (N, P, d) shape ((m, N, P, d) for
+    columns): a stack of m forces given to ``to_generalized`` is an error, not a silently
+    flattened result."""
+    model = build_case(case)
+    context = model.actuation_context(jnp.zeros(model.num_dofs))
+    N, P, d = context.strain.shape
+    force = jnp.asarray(np.random.default_rng(0).normal(size=(3, N, P, d)))
+    columns = context.columns_to_generalized(force)
+    assert columns.shape == (model.num_dofs, 3)
+    for j in range(3):  # columns agree with the single-force map (gather for PCS, selectors for GVS)
+        np.testing.assert_allclose(columns[:, j], context.to_generalized(force[j]), rtol=1e-14, atol=1e-14)
+    with pytest.raises(ValueError, match="strain-space force"):
+        context.to_generalized(force)
+    with pytest.raises(ValueError, match="strain-space force"):
+        context.columns_to_generalized(force[0])

@@ -82,6 +82,7 @@ class RodContext(ActuationContext):
     def to_generalized(self, force: Float[Array, "N P d"]) -> Float[Array, " n"]:
         """Generalized force ``(n,)`` of a force conjugate to the strain at the samples,
         ``(N, P, d)``: ``sum B^T f`` over the samples."""
+        self._check_force_shape(force, ())
         if self.coordinate_slots is not None:
             return jnp.sum(force, axis=-2).reshape(-1)[np.asarray(self.coordinate_slots)]
         return jnp.einsum("ipdn,ipd->n", self.selectors, force)
@@ -89,10 +90,18 @@ class RodContext(ActuationContext):
     def columns_to_generalized(self, forces: Float[Array, "m N P d"]) -> Float[Array, "n m"]:
         """:meth:`to_generalized` of ``m`` strain-space forces at once, as the columns of an
         ``(n, m)`` matrix (e.g. ``A(q)`` from the strain gradients of the tendon lengths)."""
+        self._check_force_shape(forces, forces.shape[:1])
         if self.coordinate_slots is not None:
             m = forces.shape[0]
             return jnp.sum(forces, axis=-2).reshape(m, -1)[:, np.asarray(self.coordinate_slots)].T
         return jnp.einsum("ipdn,mipd->nm", self.selectors, forces)
+
+    def _check_force_shape(self, force: Array, leading: tuple[int, ...]) -> None:
+        expected = tuple(leading) + tuple(self.strain.shape)
+        if tuple(force.shape) != expected:
+            raise ValueError(
+                f"strain-space force: expected shape {expected} ((m,) + (N, P, d) for columns), got {force.shape}"
+            )
 
 
 @final
