@@ -4,10 +4,8 @@ reaching reward terms, the experts' tension controllers and the rod envs' scene.
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 
 from sorogym.control import clf_cbf_control, quasi_static_tension_control, tip_distance
-from sorogym.render import scene_of_rod
 
 
 def tip_kinematics(model, q, qd):
@@ -85,11 +83,3 @@ def clf_tensions(model, ps, target, max_tension: float, clf_gains, cbf=None, cbf
         model, ps.t, y, tip_distance(model, target), clf_gains, cbf, cbf_gains, bounds=bounds, tau_ext=tau_ext
     )
     return u
-
-
-def rod_scene(env, ps) -> dict:
-    """The robot part of a rod env's scene (:func:`sorogym.render.scene_of_rod`) at the
-    numpy physics state ``ps``, titled with the env's name and time."""
-    scene = scene_of_rod(env.episode_model(ps), np.asarray(ps.q))
-    scene["title"] = f"{env.name}  t = {float(ps.t):.2f} s"
-    return scene

@@ -52,7 +52,6 @@ from ._common import (
     action_from_tensions,
     clf_tensions,
     reaching_terms,
-    rod_scene,
     tensions_from_action,
     tip_position_velocity,
 )
@@ -250,7 +249,7 @@ class ContactSafeReaching(SoroEnv):
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        scene = rod_scene(self, ps)
+        scene = super().render_scene(ps)
         scene["markers"].append(("goal", np.asarray(ps.task.goal), "tab:green"))
         scene["spheres"] = [(np.asarray(c), float(r)) for c, r in zip(ps.task.centers, ps.task.radii, strict=True)]
         scene["bounds"] = ((-0.1, 0.2), (-0.1, 0.2), (0.0, 0.35))

@@ -52,7 +52,6 @@ from sorogym.lie import so3
 from sorogym.models import check_positive_fields
 from sorogym.robots import FIGURE_EIGHT_AMPLITUDES, case_study_pcs, figure_eight_reference
 
-from ._common import rod_scene
 from .strain_tracking import STRAIN_SCALES, VELOCITY_SCALE, RewardConfig  # the same tracking reward terms and scales
 
 POSITION_SCALE = 0.05  # m: position errors are observed and rewarded in these units
@@ -222,6 +221,3 @@ class PoseTracking(SoroEnv):
             return jnp.clip((u - ps.task.hold) / max_force, -1.0, 1.0)
 
         return Expert(f"{self.name}/{kind}", act)
-
-    def render_scene(self, ps):
-        return rod_scene(self, ps)

@@ -48,8 +48,6 @@ from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.models import check_positive_fields
 from sorogym.robots import case_study_pcs
 
-from ._common import rod_scene
-
 STRAIN_SCALES = (10.0, 10.0, 10.0, 0.1, 0.1, 0.1)
 VELOCITY_SCALE = 10.0  # 1/s: velocities are observed as qd / (10 s)
 COMMANDED = (1, 2, 3)  # kappa_y, kappa_z, sigma_x - 1
@@ -224,6 +222,3 @@ class StrainTracking(SoroEnv):
             return jnp.clip(u / max_force, -1.0, 1.0)
 
         return Expert(f"{self.name}/{kind}", act)
-
-    def render_scene(self, ps):
-        return rod_scene(self, ps)

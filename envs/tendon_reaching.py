@@ -72,7 +72,6 @@ from ._common import (
     clf_tensions,
     quasi_static_tensions,
     reaching_terms,
-    rod_scene,
     tensions_from_action,
     tip_kinematics,
 )
@@ -289,7 +288,7 @@ class TendonReaching(SoroEnv):
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        scene = rod_scene(self, ps)
+        scene = super().render_scene(ps)
         scene["markers"].append(("goal", np.asarray(ps.task.goal), "tab:green"))
         if self.config.goal_orientation:
             scene.setdefault("arrows", []).append(

@@ -44,7 +44,7 @@ from sorogym.control import SecondOrderGains
 from sorogym.env import EpisodeConfig, Expert, PhysicsState, SoroEnv, StepOutputs, register
 from sorogym.models import PCS, RodParams, check_positive_fields
 
-from ._common import clf_tensions, quasi_static_tensions, rod_scene, tip_position_velocity
+from ._common import clf_tensions, quasi_static_tensions, tip_position_velocity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,7 +310,7 @@ class TendonTracking(SoroEnv):
         return Expert(f"{self.name}/{kind}", act)
 
     def render_scene(self, ps):
-        return self.add_task_to_scene(rod_scene(self, ps), ps.task, int(ps.steps))
+        return self.add_task_to_scene(super().render_scene(ps), ps.task, int(ps.steps))
 
     def add_task_to_scene(self, scene: dict, task: TrackingTask, steps: int) -> dict:
         """``scene`` with the target marker and the task's fixed view bounds (shared by the

@@ -151,6 +151,10 @@ def environment_guide_body() -> None:
     env, gym_env = usage["env"], usage["gym_env"]
     assert gym_env.spec.max_episode_steps == env.max_episode_steps == 80
     check_env(gym_env.unwrapped, skip_render_check=True)
+    drawn = gymnasium.make("sorogym/" + name, render_mode="rgb_array", render_size=(96, 96))  # the base draws the rod
+    drawn.reset(seed=0)
+    frame = drawn.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[-1] == 3 and frame.std() > 0
 
     import test_envs  # the contract tests the guide's step 7 runs
 
