@@ -191,3 +191,15 @@ def test_rod_context_maps_forces_of_its_own_shape_only(case):
         context.to_generalized(force)
     with pytest.raises(ValueError, match="strain-space force"):
         context.columns_to_generalized(force[0])
+
+
+@pytest.mark.parametrize("case", list(MODEL_CASES))
+def test_default_stiffness_matrix_is_the_jacobian_of_the_elastic_force(case):
+    """The base's ``stiffness_matrix`` (AD of ``K`` at rest) equals every model's closed form,
+    and for these affine models ``K(q) = K(0) + S q`` at a random ``q``."""
+    model = build_case(case)
+    S = model.stiffness_matrix()
+    np.testing.assert_allclose(sg.models.SoftRobot.stiffness_matrix(model), S, rtol=1e-13, atol=1e-12 * np.abs(S).max())
+    q = random_state(model, np.random.default_rng(0))[0]
+    K0 = model.elastic_force(jnp.zeros_like(q))
+    np.testing.assert_allclose(model.elastic_force(q), K0 + S @ q, rtol=1e-12, atol=1e-12 * np.abs(S).max())

@@ -135,10 +135,11 @@ class SoftRobot(eqx.Module):
         """``K(q) = dU_e/dq`` (left-hand-side convention)."""
 
     def stiffness_matrix(self) -> Float[Array, "n n"]:
-        """Constant ``S = dK/dq`` ``(n, n)`` of an affine elastic force (:attr:`elastic_is_affine`)."""
-        raise NotImplementedError(
-            f"{type(self).__name__}: the elastic force is not affine; it has no constant stiffness matrix"
-        )
+        """``S = dK/dq`` ``(n, n)`` at the reference configuration ``q = 0``: the constant
+        stiffness of an affine elastic force (:attr:`elastic_is_affine`), the tangent
+        stiffness at rest otherwise. By forward-mode AD of :meth:`elastic_force`; models
+        with a closed form override it."""
+        return jax.jacfwd(self.elastic_force)(jnp.zeros(self.num_dofs, jnp.result_type(float)))
 
     @abc.abstractmethod
     def damping_matrix(self) -> Float[Array, "n n"]:
