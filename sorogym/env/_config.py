@@ -9,6 +9,7 @@ double underscore may stand for the dot: ``reward__scales__bonus=0.0``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
 import types
@@ -101,13 +102,11 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
             raise ValueError(f"{key}: expected an integer, got {value!r}")
         return int(value)
     if annotation is float:
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
             return float(value)
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                return float(value)
         raise ValueError(f"{key}: expected a number, got {value!r}")
     if annotation is str and not isinstance(value, str):
         raise ValueError(f"{key}: expected a string, got {value!r}")
