@@ -307,30 +307,14 @@ def plot(report, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     b, p, e = report["brax"], report["sb3_pcs"], report["sb3_elastica"]
-    ax.plot(
-        [r["wall_s"] for r in b["curve"]], [r["success"] for r in b["curve"]], "o-", label="sorogym brax PPO (eval)"
+    curves = (  # (run, success key, line style, colour, label)
+        (b, "success", "o-", "tab:blue", "sorogym brax PPO (eval)"),
+        (p, "eval_success", "-", "tab:green", "SB3 PPO on the PCS env (eval)"),
+        (p, "rollout_success", ":", "tab:green", "SB3 PPO on the PCS env (rollouts)"),
+        (e, "rollout_success", "s-", "tab:red", "SB3 PPO on PyElastica (rollouts)"),
     )
-    ax.plot(
-        [r["wall_s"] for r in p["curve"]],
-        [r["eval_success"] for r in p["curve"]],
-        "-",
-        color="tab:green",
-        label="SB3 PPO on the PCS env (eval)",
-    )
-    ax.plot(
-        [r["wall_s"] for r in p["curve"]],
-        [r["rollout_success"] for r in p["curve"]],
-        ":",
-        color="tab:green",
-        label="SB3 PPO on the PCS env (rollouts)",
-    )
-    ax.plot(
-        [r["wall_s"] for r in e["curve"]],
-        [r["rollout_success"] for r in e["curve"]],
-        "s-",
-        color="tab:red",
-        label="SB3 PPO on PyElastica (rollouts)",
-    )
+    for run, key, style, color, label in curves:
+        ax.plot([r["wall_s"] for r in run["curve"]], [r[key] for r in run["curve"]], style, color=color, label=label)
     s = report["summary"]
     if s["sb3_elastica_time_to_target"] == "projected" and s["sb3_elastica_time_to_target_s"]:
         ax.plot(
