@@ -44,16 +44,13 @@ def _child_environment() -> dict:
     return env
 
 
-def run_isolated(body, *args, timeout: float = 900.0) -> None:
-    """Call ``body(*args)`` in a child interpreter; fail the calling test with the child's
-    output if it raises, crashes or times out."""
-    module = inspect.getmodule(body).__name__
-    code = (
-        f"import sys; sys.path.insert(0, {TESTS_DIR!r}); from {module} import {body.__name__} as body; body(*{args!r})"
-    )
+def run_child(args: list[str], what: str, timeout: float = 900.0) -> subprocess.CompletedProcess:
+    """Run ``python -X faulthandler *args`` from the repository root with the child
+    environment above; fail the calling test with its output (``what`` names it) if it
+    exits non-zero, crashes or times out."""
     try:
         proc = subprocess.run(
-            [sys.executable, "-X", "faulthandler", "-c", code],
+            [sys.executable, "-X", "faulthandler", *args],
             cwd=REPO_ROOT,
             capture_output=True,
             text=True,
@@ -61,9 +58,20 @@ def run_isolated(body, *args, timeout: float = 900.0) -> None:
             env=_child_environment(),
         )
     except subprocess.TimeoutExpired as err:
-        pytest.fail(f"{body.__name__} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
+        pytest.fail(f"{what} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
     if proc.returncode != 0:
         pytest.fail(
-            f"{body.__name__} failed in its own interpreter (exit {proc.returncode})\n"
+            f"{what} failed (exit {proc.returncode})\n"
             f"--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
         )
+    return proc
+
+
+def run_isolated(body, *args, timeout: float = 900.0) -> None:
+    """Call ``body(*args)`` in a child interpreter; fail the calling test with the child's
+    output if it raises, crashes or times out."""
+    module = inspect.getmodule(body).__name__
+    code = (
+        f"import sys; sys.path.insert(0, {TESTS_DIR!r}); from {module} import {body.__name__} as body; body(*{args!r})"
+    )
+    run_child(["-c", code], f"{body.__name__} (in its own interpreter)", timeout)

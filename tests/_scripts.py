@@ -10,8 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from _isolated import REPO_ROOT, _child_environment
+from _isolated import REPO_ROOT, run_child
 
 SCRIPTS_DIR = Path(REPO_ROOT) / "scripts"
 
@@ -35,18 +34,6 @@ def load_script(name: str):
 
 def run_script(name: str, *args: str, timeout: float = 900.0) -> subprocess.CompletedProcess:
     """Run ``python scripts/<name>.py *args`` from the repository root (environment and JAX
-    cache as :func:`_isolated.run_isolated`); fail the calling test with its output if it
+    cache as :func:`_isolated.run_child`); fail the calling test with its output if it
     exits non-zero or times out."""
-    cmd = [sys.executable, "-X", "faulthandler", str(_path(name)), *args]
-    try:
-        proc = subprocess.run(
-            cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, env=_child_environment()
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"scripts/{name}.py did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")
-    if proc.returncode != 0:
-        pytest.fail(
-            f"scripts/{name}.py failed (exit {proc.returncode})\n--- stdout ---\n{proc.stdout[-6000:]}\n"
-            f"--- stderr ---\n{proc.stderr[-6000:]}"
-        )
-    return proc
+    return run_child([str(_path(name)), *args], f"scripts/{name}.py", timeout)
