@@ -1,12 +1,17 @@
 """Project hygiene: ruff lint and format (configured in pyproject.toml), exact pins only in
-constraints.txt, and CI running the README's test command verbatim."""
+constraints.txt, CI running the README's test command verbatim, and every annotation in the
+package evaluating (jaxtyping shapes are strings)."""
 
+import importlib
+import inspect
+import pkgutil
 import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
+from _isolated import run_isolated
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -80,3 +85,50 @@ def test_every_subpackage_is_packaged():
             relative = init.parent.relative_to(folder).parts
             found.add(".".join((name, *relative)))
     assert found <= listed, f"pyproject.toml [tool.setuptools] packages misses {sorted(found - listed)}"
+
+
+def _package_modules() -> list[str]:
+    names = []
+    for package in ("sorogym", "sorogym.envs", "sorogym.agents"):
+        path = importlib.import_module(package).__path__
+        names += [package] + [m.name for m in pkgutil.walk_packages(path, package + ".")]
+    return sorted(n for n in set(names) if not n.endswith("__main__"))
+
+
+def unevaluable_annotations() -> list[str]:
+    """Annotations of the package's functions, methods and class fields that fail to
+    evaluate (modules use ``from __future__ import annotations``, so a bad one, such as
+    jaxtyping's ``Float[Array, 3]`` for ``Float[Array, "3"]``, passes import silently and
+    breaks ``typing.get_type_hints``, runtime type checkers and the API docs)."""
+    import typing
+
+    bad = []
+    for name in _package_modules():
+        module = importlib.import_module(name)
+        for obj in vars(module).values():
+            if getattr(obj, "__module__", None) != name or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            functions = [v for v in vars(obj).values() if inspect.isfunction(v)] if inspect.isclass(obj) else [obj]
+            for function in functions:
+                try:
+                    typing.get_type_hints(function)
+                except Exception as err:
+                    bad.append(f"{name}.{function.__qualname__}: {type(err).__name__}: {err}")
+            fields = vars(obj).get("__annotations__", {}) if inspect.isclass(obj) else {}
+            for field, annotation in fields.items():
+                try:
+                    if isinstance(annotation, str):
+                        eval(annotation, vars(module), dict(vars(obj)))
+                except Exception as err:
+                    bad.append(f"{name}.{obj.__qualname__}.{field}: {type(err).__name__}: {err}")
+    return bad
+
+
+def _check_annotations() -> None:
+    bad = unevaluable_annotations()
+    assert not bad, "annotations that do not evaluate:\n" + "\n".join(bad)
+
+
+def test_every_annotation_evaluates():
+    # its own interpreter: importing every agents module loads torch (Stable-Baselines3)
+    run_isolated(_check_annotations, timeout=600)

@@ -21,7 +21,7 @@ def rotation(theta: Float[ArrayLike, ""]) -> Float[Array, "2 2"]:
     return jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
 
 
-def hat(xi: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def hat(xi: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """3x3 matrix of the planar twist ``xi = [w, vx, vy]``."""
     xi = jnp.asarray(xi)
     w, vx, vy = xi[0], xi[1], xi[2]
@@ -29,13 +29,13 @@ def hat(xi: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
     return jnp.stack([jnp.stack([z, -w, vx]), jnp.stack([w, z, vy]), jnp.stack([z, z, z])])
 
 
-def vee(X: Float[ArrayLike, "3 3"]) -> Float[Array, 3]:
+def vee(X: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
     """Inverse of :func:`hat`."""
     X = jnp.asarray(X)
     return jnp.stack([X[1, 0], X[0, 2], X[1, 2]])
 
 
-def from_angle_translation(theta: Float[ArrayLike, ""], p: Float[ArrayLike, 2]) -> Float[Array, "3 3"]:
+def from_angle_translation(theta: Float[ArrayLike, ""], p: Float[ArrayLike, "2"]) -> Float[Array, "3 3"]:
     """Homogeneous matrix of a planar pose."""
     p = jnp.asarray(p)
     R = rotation(theta).astype(p.dtype)
@@ -45,8 +45,8 @@ def from_angle_translation(theta: Float[ArrayLike, ""], p: Float[ArrayLike, 2]) 
 
 
 def exp_angle_translation(
-    xi: Float[ArrayLike, 3],
-) -> tuple[Float[Array, ""], Float[Array, 2]]:
+    xi: Float[ArrayLike, "3"],
+) -> tuple[Float[Array, ""], Float[Array, "2"]]:
     """Angle ``theta = w`` and translation ``p = [[a, -w b], [w b, a]] v`` of
     ``exp(hat(xi))`` with ``a = sin(w)/w``, ``b = (1 - cos(w))/w^2``."""
     xi = jnp.asarray(xi)
@@ -56,12 +56,12 @@ def exp_angle_translation(
     return w, jnp.stack([a * vx - wb * vy, wb * vx + a * vy])
 
 
-def exp(xi: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def exp(xi: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """Group exponential as a 3x3 matrix."""
     return from_angle_translation(*exp_angle_translation(xi))
 
 
-def log(g: Float[ArrayLike, "3 3"]) -> Float[Array, 3]:
+def log(g: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
     """Twist ``xi`` with ``exp(xi) == g`` and ``|w| <= pi``."""
     g = jnp.asarray(g)
     w = jnp.arctan2(g[1, 0], g[0, 0])
@@ -99,7 +99,7 @@ def coadjoint(g: Float[ArrayLike, "3 3"]) -> Float[Array, "3 3"]:
     return adjoint_inverse(g).T
 
 
-def ad(xi: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def ad(xi: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """``ad_xi = [[0, 0, 0], [vy, 0, -w], [-vx, w, 0]]``."""
     xi = jnp.asarray(xi)
     w, vx, vy = xi[0], xi[1], xi[2]
@@ -107,18 +107,18 @@ def ad(xi: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
     return jnp.stack([jnp.stack([z, z, z]), jnp.stack([vy, z, -w]), jnp.stack([-vx, w, z])])
 
 
-def coad(xi: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def coad(xi: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """``ad_xi^T``."""
     return ad(xi).T
 
 
-def bracket(a: Float[ArrayLike, 3], b: Float[ArrayLike, 3]) -> Float[Array, 3]:
+def bracket(a: Float[ArrayLike, "3"], b: Float[ArrayLike, "3"]) -> Float[Array, "3"]:
     """Lie bracket ``[a, b] = ad_a b``."""
     a, b = jnp.asarray(a), jnp.asarray(b)
     return jnp.stack([jnp.zeros_like(a[0]), a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
-def tangent_map(X: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def tangent_map(X: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """``T(X) = sum_k (-1)^k ad_X^k / (k+1)! = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``
     with ``J = [[0, -1], [1, 0]]``; body twist of ``exp(X(t))`` is ``T(X) dX/dt``."""
     X = jnp.asarray(X)
@@ -136,6 +136,6 @@ def tangent_map(X: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
     )
 
 
-def tangent_map_derivative(X: Float[ArrayLike, 3], X_dot: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def tangent_map_derivative(X: Float[ArrayLike, "3"], X_dot: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """Time derivative ``dT(X(t))/dt`` along ``dX/dt = X_dot``."""
     return jax.jvp(tangent_map, (jnp.asarray(X),), (jnp.asarray(X_dot),))[1]

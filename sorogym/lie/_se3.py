@@ -22,20 +22,20 @@ from . import _so3 as so3
 from ._coefficients import cosc_b, sinc_a, sinc_c
 
 
-def hat(xi: Float[ArrayLike, 6]) -> Float[Array, "4 4"]:
+def hat(xi: Float[ArrayLike, "6"]) -> Float[Array, "4 4"]:
     """4x4 matrix of the twist ``xi = [w, v]``."""
     xi = jnp.asarray(xi)
     top = jnp.concatenate([so3.hat(xi[:3]), xi[3:, None]], axis=1)
     return jnp.concatenate([top, jnp.zeros((1, 4), xi.dtype)], axis=0)
 
 
-def vee(X: Float[ArrayLike, "4 4"]) -> Float[Array, 6]:
+def vee(X: Float[ArrayLike, "4 4"]) -> Float[Array, "6"]:
     """Inverse of :func:`hat`."""
     X = jnp.asarray(X)
     return jnp.concatenate([so3.vee(X[:3, :3]), X[:3, 3]])
 
 
-def from_rotation_translation(R: Float[ArrayLike, "3 3"], p: Float[ArrayLike, 3]) -> Float[Array, "4 4"]:
+def from_rotation_translation(R: Float[ArrayLike, "3 3"], p: Float[ArrayLike, "3"]) -> Float[Array, "4 4"]:
     """Homogeneous matrix from a rotation and a translation."""
     R, p = jnp.asarray(R), jnp.asarray(p)
     top = jnp.concatenate([R, p[:, None]], axis=1)
@@ -43,7 +43,7 @@ def from_rotation_translation(R: Float[ArrayLike, "3 3"], p: Float[ArrayLike, 3]
     return jnp.concatenate([top, bottom], axis=0)
 
 
-def exp_rp(xi: Float[ArrayLike, 6]) -> tuple[Float[Array, "3 3"], Float[Array, 3]]:
+def exp_rp(xi: Float[ArrayLike, "6"]) -> tuple[Float[Array, "3 3"], Float[Array, "3"]]:
     """Rotation and translation of ``exp(hat(xi))``: ``R = exp([w]x)``, ``p = V(w) v``
     with ``V = I + b [w]x + c [w]x^2``."""
     xi = jnp.asarray(xi)
@@ -58,7 +58,7 @@ def exp_rp(xi: Float[ArrayLike, 6]) -> tuple[Float[Array, "3 3"], Float[Array, 3
     return R, p
 
 
-def exp(xi: Float[ArrayLike, 6]) -> Float[Array, "4 4"]:
+def exp(xi: Float[ArrayLike, "6"]) -> Float[Array, "4 4"]:
     """Group exponential ``exp(hat(xi))`` as a 4x4 matrix."""
     return from_rotation_translation(*exp_rp(xi))
 
@@ -76,7 +76,7 @@ def _inv_left_jacobian_coefficient(rho: Array) -> Array:
     return jnp.where(small, series, closed)
 
 
-def log(g: Float[ArrayLike, "4 4"]) -> Float[Array, 6]:
+def log(g: Float[ArrayLike, "4 4"]) -> Float[Array, "6"]:
     """Twist ``xi`` with ``exp(xi) == g`` (rotation part with ``|w| <= pi``)."""
     g = jnp.asarray(g)
     w = so3.log(g[:3, :3])
@@ -121,19 +121,19 @@ def coadjoint(g: Float[ArrayLike, "4 4"]) -> Float[Array, "6 6"]:
     return _blocks(R, so3.hat(p) @ R, jnp.zeros_like(R), R)
 
 
-def ad(xi: Float[ArrayLike, 6]) -> Float[Array, "6 6"]:
+def ad(xi: Float[ArrayLike, "6"]) -> Float[Array, "6 6"]:
     """Lie-algebra adjoint ``ad_xi = [[[w]x, 0], [[v]x, [w]x]]``."""
     xi = jnp.asarray(xi)
     W, V = so3.hat(xi[:3]), so3.hat(xi[3:])
     return _blocks(W, jnp.zeros_like(W), V, W)
 
 
-def coad(xi: Float[ArrayLike, 6]) -> Float[Array, "6 6"]:
+def coad(xi: Float[ArrayLike, "6"]) -> Float[Array, "6 6"]:
     """``ad_xi^T`` (acts on wrenches; ``-coad(eta) M eta`` is the gyroscopic wrench)."""
     return ad(xi).T
 
 
-def bracket(a: Float[ArrayLike, 6], b: Float[ArrayLike, 6]) -> Float[Array, 6]:
+def bracket(a: Float[ArrayLike, "6"], b: Float[ArrayLike, "6"]) -> Float[Array, "6"]:
     """Lie bracket ``ad_a b = [wa x wb, wa x vb - wb x va]`` without forming ``ad``."""
     a, b = jnp.asarray(a), jnp.asarray(b)
     wa, va, wb, vb = a[:3], a[3:], b[:3], b[3:]
@@ -148,7 +148,7 @@ def _so3_tangent(w: Array) -> Array:
     return eye - cosc_b(rho) * W + sinc_c(rho) * (W @ W)
 
 
-def tangent_map(X: Float[ArrayLike, 6]) -> Float[Array, "6 6"]:
+def tangent_map(X: Float[ArrayLike, "6"]) -> Float[Array, "6 6"]:
     """Tangent map ``T(X) = sum_k (-1)^k ad_X^k / (k+1)!`` of the exponential.
 
     ``ad_X`` has the dual-number structure ``[[W, 0], [V, W]]``, so every analytic
@@ -160,6 +160,6 @@ def tangent_map(X: Float[ArrayLike, 6]) -> Float[Array, "6 6"]:
     return _blocks(Tw, jnp.zeros_like(Tw), Tvw, Tw)
 
 
-def tangent_map_derivative(X: Float[ArrayLike, 6], X_dot: Float[ArrayLike, 6]) -> Float[Array, "6 6"]:
+def tangent_map_derivative(X: Float[ArrayLike, "6"], X_dot: Float[ArrayLike, "6"]) -> Float[Array, "6 6"]:
     """Time derivative ``dT(X(t))/dt`` along ``dX/dt = X_dot``."""
     return jax.jvp(tangent_map, (jnp.asarray(X),), (jnp.asarray(X_dot),))[1]

@@ -33,7 +33,7 @@ def vee(W: Float[ArrayLike, "*b 3 3"]) -> Float[Array, "*b 3"]:
     return jnp.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], axis=-1)
 
 
-def exp(w: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
+def exp(w: Float[ArrayLike, "3"]) -> Float[Array, "3 3"]:
     """Rotation matrix ``exp([w]x) = I + a [w]x + b [w]x^2`` (Rodrigues)."""
     w = jnp.asarray(w)
     rho = jnp.dot(w, w)
@@ -42,7 +42,7 @@ def exp(w: Float[ArrayLike, 3]) -> Float[Array, "3 3"]:
     return eye + sinc_a(rho) * W + cosc_b(rho) * (W @ W)
 
 
-def log(R: Float[ArrayLike, "3 3"]) -> Float[Array, 3]:
+def log(R: Float[ArrayLike, "3 3"]) -> Float[Array, "3"]:
     """Rotation vector ``w`` with ``exp(w) == R`` and ``|w| <= pi``.
 
     Uses ``theta = atan2(sin, cos)``, the skew part away from ``theta = pi`` and the

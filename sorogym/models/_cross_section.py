@@ -24,7 +24,7 @@ VISCOUS_FACTORS = {
 }
 
 
-def section_moments(radius: Float[Array, ...], planar: bool) -> Float[Array, "... d"]:
+def section_moments(radius: Float[Array, "..."], planar: bool) -> Float[Array, "... d"]:
     """``(..., d)`` cross-section moments ordered like the strain: ``[J, I, I, A, A, A]``
     (spatial) or ``[I, A, A]`` (planar) [m^4, m^2]."""
     A = jnp.pi * radius**2
@@ -35,7 +35,7 @@ def section_moments(radius: Float[Array, ...], planar: bool) -> Float[Array, "..
 
 
 def elastic_moduli(
-    young_modulus: Float[Array, ...], shear_modulus: Float[Array, ...], planar: bool
+    young_modulus: Float[Array, "..."], shear_modulus: Float[Array, "..."], planar: bool
 ) -> Float[Array, "... d"]:
     """``(..., d)`` moduli [Pa] that multiply :func:`section_moments` into the stiffness per
     unit length: ``[G, E, E, E, G, G]`` (spatial) or ``[E, E, G]`` (planar)."""

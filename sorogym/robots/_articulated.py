@@ -165,7 +165,7 @@ def soft_pendulum(
     return ArticulatedSoftRobot(params, act)
 
 
-def soft_pendulum_tip(model: ArticulatedSoftRobot, q: Float[Array, " n"]) -> Float[Array, 3]:
+def soft_pendulum_tip(model: ArticulatedSoftRobot, q: Float[Array, " n"]) -> Float[Array, "3"]:
     """World position [m] of the free end of a :func:`soft_pendulum` (twice the last link's
     centre of mass along its axis: uniform links)."""
     pose = model.forward_kinematics(q, model.num_dofs)
