@@ -44,11 +44,13 @@ def git_revision(cwd: str | Path | None = None) -> str | None:
 def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
     """``(revision, dirty)``: :func:`git_revision` and whether tracked files have
     uncommitted changes (untracked files do not count); ``(None, None)`` without git."""
+    rev = git_revision(cwd)
+    if rev is None:
+        return None, None
     try:
-        rev = _git(["rev-parse", "HEAD"], cwd) or None
         return rev, bool(_git(["status", "--porcelain", "--untracked-files=no"], cwd))
     except (OSError, subprocess.SubprocessError):
-        return None, None
+        return rev, None
 
 
 def package_version(name: str) -> str | None:
