@@ -12,7 +12,22 @@ import wrapt
 
 from . import actuation, lie, models, robots, sim
 from .actuation import ArticulatedTendons, GeneralizedActuation, McKibbenMuscles, PulleyTendons, Tendons
-from .models import GVS, PCS, ArticulatedSoftRobot, ChainParams, GVSParams, PlanarPCS, RodParams, SoftRobot, StrainBasis
+from .models import (
+    GVS,
+    PCS,
+    ArticulatedSoftRobot,
+    BodyTree,
+    ChainParams,
+    GVSParams,
+    Joint,
+    Payload,
+    PlanarPCS,
+    RigidLink,
+    RodBody,
+    RodParams,
+    SoftRobot,
+    StrainBasis,
+)
 
 __version__ = "0.1.0"
 
@@ -51,6 +66,11 @@ __all__ = [
     "SoftRobot",
     "ArticulatedSoftRobot",
     "ChainParams",
+    "BodyTree",
+    "RigidLink",
+    "RodBody",
+    "Payload",
+    "Joint",
     "ArticulatedTendons",
     "PulleyTendons",
     "McKibbenMuscles",

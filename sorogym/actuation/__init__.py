@@ -2,7 +2,9 @@
 
 Every actuator subclasses :class:`Actuation` and reads the model's configuration from the
 :class:`ActuationContext` the model provides (:class:`RodContext` for PCS and GVS rods,
-:class:`ChainContext` for articulated chains); no model tests actuator types.
+:class:`ChainContext` for articulated chains, :class:`TreeContext` for body trees, whose
+:class:`TreeActuation` places the rods' own actuators and joint motors); no model tests
+actuator types.
 """
 
 from ._articulated import ArticulatedTendons as ArticulatedTendons
@@ -14,6 +16,8 @@ from ._base import Actuation as Actuation
 from ._base import ActuationContext as ActuationContext
 from ._base import ChainContext as ChainContext
 from ._base import RodContext as RodContext
+from ._tree import TreeActuation as TreeActuation
+from ._tree import TreeContext as TreeContext
 from ._tendons import GeneralizedActuation as GeneralizedActuation
 from ._tendons import Tendons as Tendons
 
@@ -22,6 +26,8 @@ __all__ = [
     "ActuationContext",
     "RodContext",
     "ChainContext",
+    "TreeContext",
+    "TreeActuation",
     "GeneralizedActuation",
     "Tendons",
     "ArticulatedTendons",

@@ -68,7 +68,6 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     to64 = lambda x: jnp.asarray(x, jnp.float64) if jnp.issubdtype(jnp.asarray(x).dtype, jnp.floating) else x  # noqa: E731
     ref0 = ref0.replace(task=jax.tree.map(to64, ps0.task), params=jax.tree.map(to64, ps0.params))
     model = ref_env._model_for(ref0.params)
-    n = model.num_dofs
     dt = ref_env.control_dt
     solver = diffrax.Tsit5()
     if reference_dt is None:
@@ -78,7 +77,7 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
 
     def period(y, u, ps):
         def vf(t, y, args):
-            tau_ext = ref_env.external_force(model, y[:n], y[n:], ps)
+            tau_ext = ref_env.external_force(model, *model.split_state(y), ps)
             act = (u,) if tau_ext is None else (u, tau_ext)
             return model.forward_dynamics(t, y, act)
 
@@ -101,11 +100,11 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
         def body(y, inputs):
             u, task = inputs
             y = period(y, u, ref0.replace(task=task))
-            return y, ref_env.tip_position(model, y[:n])
+            return y, ref_env.tip_position(model, model.split_state(y)[0])
 
         return jax.lax.scan(body, y0, (us, tasks))[1]
 
-    y0 = jnp.concatenate([to64(ps0.q), to64(ps0.qd)])  # the checked run's initial state (it may be random)
+    y0 = model.pack_state(to64(ps0.q), to64(ps0.qd))  # the checked run's initial state (it may be random)
     ref_tips = np.asarray(replay(y0, jnp.asarray(traj.u, jnp.float64), tasks))
     err = float(np.max(np.linalg.norm(tips - ref_tips, axis=-1)))
     length = env.robot_length

@@ -1,8 +1,9 @@
 """Soft-robot models with the control-ready interface of :class:`SoftRobot`.
 
 Concrete (final) models: :class:`PCS` and :class:`PlanarPCS` (piecewise constant strain),
-:class:`GVS` (geometric variable strain) and :class:`ArticulatedSoftRobot` (rigid links on
-compliant joints). Named robots built from them live in :mod:`sorogym.robots`.
+:class:`GVS` (geometric variable strain), :class:`ArticulatedSoftRobot` (rigid links on
+compliant joints) and :class:`BodyTree` (rigid links and rods in a tree on a fixed or
+floating base, the general case of the others). Named robots built from them live in :mod:`sorogym.robots`.
 """
 
 from ._articulated import ArticulatedSoftRobot as ArticulatedSoftRobot
@@ -20,6 +21,12 @@ from ._pcs import PlanarPCS as PlanarPCS
 from ._statics import static_equilibrium as static_equilibrium
 from ._statics import static_residual as static_residual
 from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
+from ._joints import Joint as Joint
+from ._tree import BodyTree as BodyTree
+from ._tree import Payload as Payload
+from ._tree import RigidLink as RigidLink
+from ._tree import RodBody as RodBody
+from ._tree import TreeParams as TreeParams
 from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 
 __all__ = [
@@ -29,6 +36,12 @@ __all__ = [
     "PlanarPCS",
     "GVS",
     "ArticulatedSoftRobot",
+    "BodyTree",
+    "TreeParams",
+    "RigidLink",
+    "RodBody",
+    "Payload",
+    "Joint",
     "RodParams",
     "GVSParams",
     "ChainParams",

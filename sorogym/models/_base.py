@@ -1,8 +1,21 @@
 """The control-ready interface shared by every soft-robot model.
 
 Every model describes ``M(q) qdd + C(q, qd) qd + G(q) + K(q) + D qd = A(q) u + tau_ext``
-with state ``y = [q, qd]`` (``n`` generalized coordinates) and ``m`` actuators. Methods
-document shapes, frames and units; all are pure and safe under ``jit``/``vmap``/``grad``.
+with ``m`` actuators. Methods document shapes, frames and units; all are pure and safe under
+``jit``/``vmap``/``grad``.
+
+The state contract. The configuration ``q`` has :attr:`SoftRobot.num_positions` entries
+``nq`` and the velocity ``qd`` :attr:`SoftRobot.num_dofs` entries ``n`` (the degrees of
+freedom); ``nq > n`` when the configuration lives on a manifold, e.g. a free joint's
+position and unit quaternion (7 numbers) with its 6-D twist. The state is
+``y = [q, qd, auxiliary]`` (:attr:`SoftRobot.state_size` entries); consumers never halve
+``y`` but use :meth:`SoftRobot.split_state` / :meth:`SoftRobot.pack_state`, advance ``q`` by
+:meth:`SoftRobot.retract` (``q + dq`` on vector spaces, the Lie-group exponential on
+manifolds), map velocities to configuration rates by :meth:`SoftRobot.configuration_rate`
+and bring a drifted state back to the manifold with :meth:`SoftRobot.project_state`.
+Forces, ``M``, Jacobian columns and every velocity-space quantity have ``n`` entries.
+Serial fixed-base models have ``nq = n`` and no auxiliary states, where all of these
+reduce to the vector-space operations.
 
 :class:`SoftRobot` declares everything a consumer (integrators, environments, controllers,
 planners) may call. Concrete models are final (``typing.final``): they implement the
@@ -55,6 +68,21 @@ class SoftRobot(eqx.Module):
         """Number ``n`` of generalized coordinates."""
 
     @property
+    def num_positions(self) -> int:
+        """Number ``nq`` of configuration entries (``= num_dofs`` on vector spaces)."""
+        return self.num_dofs
+
+    @property
+    def num_auxiliary_states(self) -> int:
+        """Number of auxiliary states after ``[q, qd]`` in ``y`` (actuator dynamics); 0 here."""
+        return 0
+
+    @property
+    def state_size(self) -> int:
+        """Length of the state ``y = [q, qd, auxiliary]``."""
+        return self.num_positions + self.num_dofs + self.num_auxiliary_states
+
+    @property
     def num_actuators(self) -> int:
         """Number ``m`` of actuator inputs."""
         return self.actuation.num_actuators
@@ -97,9 +125,9 @@ class SoftRobot(eqx.Module):
     def jacobian_and_time_derivative(
         self, q: Float[Array, " n"], qd: Float[Array, " n"], s: Float[Array, ""], frame: str = "inertial"
     ) -> tuple[Array, Array]:
-        """``(J, dJ/dt)`` at ``s``, each ``(d, n)``, with ``dJ/dt = (dJ/dq) qd`` by
-        forward-mode differentiation."""
-        return jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (qd,))
+        """``(J, dJ/dt)`` at ``s``, each ``(d, n)``, with ``dJ/dt = (dJ/dq) dq/dt`` by
+        forward-mode differentiation along :meth:`configuration_rate`."""
+        return jax.jvp(lambda q_: self.jacobian(q_, s, frame), (q,), (self.configuration_rate(q, qd),))
 
     # -- dynamics -------------------------------------------------------------------------
 
@@ -154,16 +182,18 @@ class SoftRobot(eqx.Module):
         return self.gravitational_force(q) + self.elastic_force(q)
 
     def forward_dynamics(
-        self, t: Float[Array, ""], y: Float[Array, " 2n"], actuation_args: tuple = ()
-    ) -> Float[Array, " 2n"]:
-        """``dy/dt = [qd, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` with
+        self, t: Float[Array, ""], y: Float[Array, " s"], actuation_args: tuple = ()
+    ) -> Float[Array, " s"]:
+        """``dy/dt = [dq/dt, M^-1 (A u + tau_ext - C qd - G - K - D qd)]`` with
         ``actuation_args`` ``()``, ``(u,)`` or ``(u, tau_ext)`` (``u``: ``(m,)``,
-        ``tau_ext``: ``(n,)``). Fused: ``M`` and ``C qd + G`` from one kinematics pass
-        (:meth:`inertia_and_bias`), a Cholesky solve, never an explicit inverse."""
+        ``tau_ext``: ``(n,)``); ``dq/dt`` is :meth:`configuration_rate` (``qd`` on vector
+        spaces). Fused: ``M`` and ``C qd + G`` from one kinematics pass
+        (:meth:`inertia_and_bias`), a Cholesky solve, never an explicit inverse. Models on
+        manifolds evaluate at :meth:`project_state` of ``y``."""
         q, qd = self.split_state(y)
         M, bias = self.inertia_and_bias(q, qd)
         rhs = self.generalized_force(q, *actuation_args) - bias - self.elastic_force(q) - self.damping_force(qd)
-        return jnp.concatenate([qd, spd_solve(M, rhs)])
+        return jnp.concatenate([self.configuration_rate(q, qd), spd_solve(M, rhs)])
 
     # -- actuation ------------------------------------------------------------------------
 
@@ -196,7 +226,7 @@ class SoftRobot(eqx.Module):
     ) -> Float[Array, " n"]:
         """``A(q) effort(u) + tau_ext`` ``(n,)`` (either may be ``None``): the applied
         generalized force on the right-hand side of the equation of motion."""
-        tau = jnp.zeros_like(q)
+        tau = jnp.zeros((self.num_dofs,), q.dtype)
         if u is not None:
             tau = tau + self.actuation_force(q, u)
         if tau_ext is not None:
@@ -221,21 +251,52 @@ class SoftRobot(eqx.Module):
         """Gravitational plus elastic potential energy [J]."""
         return self.gravitational_energy(q) + self.elastic_energy(q)
 
-    def total_energy(self, y: Float[Array, " 2n"]) -> Float[Array, ""]:
+    def total_energy(self, y: Float[Array, " s"]) -> Float[Array, ""]:
         """Kinetic plus potential energy [J] of the state ``y``."""
         q, qd = self.split_state(y)
         return self.kinetic_energy(q, qd) + self.potential_energy(q)
 
     # -- state and statics ----------------------------------------------------------------
 
-    def split_state(self, y: Float[Array, " 2n"]) -> tuple[Array, Array]:
-        """``y -> (q, qd)``."""
-        n = self.num_dofs
-        return y[..., :n], y[..., n:]
+    def split_state(self, y: Float[Array, " s"]) -> tuple[Array, Array]:
+        """``y = [q, qd, auxiliary] -> (q (nq,), qd (n,))`` (leading axes kept)."""
+        nq, n = self.num_positions, self.num_dofs
+        return y[..., :nq], y[..., nq : nq + n]
 
-    def zero_state(self, dtype=None) -> Float[Array, " 2n"]:
-        """The rest state ``y = 0`` (``q = 0`` is the reference configuration)."""
-        return jnp.zeros((2 * self.num_dofs,), dtype or jnp.result_type(float))
+    def pack_state(self, q: Float[Array, " nq"], qd: Float[Array, " n"], auxiliary: Array | None = None) -> Array:
+        """``(q, qd[, auxiliary]) -> y`` (:meth:`split_state`'s inverse; auxiliary states
+        default to zeros)."""
+        parts = [q, qd]
+        if self.num_auxiliary_states:
+            shape = (*q.shape[:-1], self.num_auxiliary_states)
+            parts.append(jnp.zeros(shape, q.dtype) if auxiliary is None else auxiliary)
+        return jnp.concatenate(parts, axis=-1)
+
+    def neutral_configuration(self, dtype=None) -> Float[Array, " nq"]:
+        """The reference configuration ``q0`` ``(nq,)``: zeros on vector spaces (the rest
+        shape), identity rotations on manifolds."""
+        return jnp.zeros((self.num_positions,), dtype or jnp.result_type(float))
+
+    def retract(self, q: Float[Array, " nq"], dq: Float[Array, " n"]) -> Float[Array, " nq"]:
+        """Move ``q`` along the velocity-space increment ``dq`` ``(n,)`` (e.g. ``h qd``):
+        ``q + dq`` on vector spaces, the Lie-group exponential on manifolds. Every
+        fixed-step scheme advances configurations through it."""
+        return q + dq
+
+    def configuration_rate(self, q: Float[Array, " nq"], qd: Float[Array, " n"]) -> Float[Array, " nq"]:
+        """``dq/dt`` ``(nq,)`` of the velocity ``qd``: ``qd`` itself on vector spaces."""
+        return qd
+
+    def project_state(self, y: Float[Array, " s"]) -> Float[Array, " s"]:
+        """The state brought back onto the configuration manifold (unit quaternions);
+        the identity on vector spaces. Rollouts apply it at every dynamics evaluation
+        and to saved states."""
+        return y
+
+    def zero_state(self, dtype=None) -> Float[Array, " s"]:
+        """The rest state: :meth:`neutral_configuration`, zero velocity and auxiliaries."""
+        dtype = dtype or jnp.result_type(float)
+        return jnp.zeros((self.state_size,), dtype).at[: self.num_positions].set(self.neutral_configuration(dtype))
 
     def static_equilibrium(
         self,

@@ -24,16 +24,20 @@ from ..models import SoftRobot
 
 
 class Trajectory(eqx.Module):
-    """A saved rollout: times ``ts`` ``(T,)`` [s], states ``ys`` ``(T, 2n)``, and for
+    """A saved rollout: times ``ts`` ``(T,)`` [s], states ``ys`` ``(T, s)`` (the model's
+    ``[q, qd, auxiliary]``, projected onto the configuration manifold), and for
     sampled-data rollouts the held inputs ``us`` ``(T, m)`` (else ``None``)."""
 
     ts: Float[Array, " T"]
-    ys: Float[Array, "T 2n"]
+    ys: Float[Array, "T s"]
     us: Array | None = None
     zs: Array | None = None
 
-    def split(self) -> tuple[Array, Array]:
-        """``(q_ts, qd_ts)``, each ``(T, n)``."""
+    def split(self, model: SoftRobot | None = None) -> tuple[Array, Array]:
+        """``(q_ts (T, nq), qd_ts (T, n))`` by ``model.split_state``; without a model the
+        state is taken as ``[q, qd]`` halves (vector-space models only)."""
+        if model is not None:
+            return model.split_state(self.ys)
         n = self.ys.shape[-1] // 2
         return self.ys[:, :n], self.ys[:, n:]
 
@@ -112,7 +116,7 @@ def _solve(vector_field, y0, t0, t1, args, solver, solver_dt, ts, stepsize_contr
 
 def rollout_to(
     model: SoftRobot,
-    y0: Float[Array, " 2n"],
+    y0: Float[Array, " s"],
     t1: float,
     u: Array | Callable | None = None,
     tau_ext: Array | None = None,
@@ -142,7 +146,7 @@ def rollout_to(
     else:
         u_const = jnp.asarray(u, y0.dtype)
         u_fn = lambda t: u_const  # noqa: E731
-    tau = jnp.zeros_like(y0[: model.num_dofs]) if tau_ext is None else jnp.asarray(tau_ext, y0.dtype)
+    tau = jnp.zeros((model.num_dofs,), y0.dtype) if tau_ext is None else jnp.asarray(tau_ext, y0.dtype)
 
     if callable(u) and isinstance(solver, _model_solvers()):
         raise ValueError("u: model-aware fixed-step solvers need a constant input; use a constant u")
@@ -151,7 +155,7 @@ def rollout_to(
         return model.forward_dynamics(t, y, (u_fn(t), tau))
 
     ts, ys = _solve(vf, y0, t0, t1, (u_fn(t0), tau), solver, solver_dt, ts, stepsize_controller, max_steps)
-    return Trajectory(ts=ts, ys=ys)
+    return Trajectory(ts=ts, ys=jax.vmap(model.project_state)(ys))
 
 
 def _model_solvers():
@@ -162,7 +166,7 @@ def _model_solvers():
 
 def rollout_closed_loop_to(
     model: SoftRobot,
-    y0: Float[Array, " 2n"],
+    y0: Float[Array, " s"],
     controller: Callable,
     t1: float,
     z0=None,
@@ -191,7 +195,7 @@ def rollout_closed_loop_to(
             return model.forward_dynamics(t, y, (controller(t, y),))
 
         ts, ys = _solve(vf, y0, t0, t1, None, solver, solver_dt, ts, stepsize_controller, max_steps)
-        return Trajectory(ts=ts, ys=ys)
+        return Trajectory(ts=ts, ys=jax.vmap(model.project_state)(ys))
 
     def vf_aug(t, state, args):
         y, z = state
@@ -199,12 +203,12 @@ def rollout_closed_loop_to(
         return model.forward_dynamics(t, y, (u,)), z_dot
 
     ts, (ys, zs) = _solve(vf_aug, (y0, z0), t0, t1, None, solver, solver_dt, ts, stepsize_controller, max_steps)
-    return Trajectory(ts=ts, ys=ys, zs=zs)
+    return Trajectory(ts=ts, ys=jax.vmap(model.project_state)(ys), zs=zs)
 
 
 def rollout_discrete_closed_loop_to(
     model: SoftRobot,
-    y0: Float[Array, " 2n"],
+    y0: Float[Array, " s"],
     controller: Callable,
     t1: float,
     control_dt: float,
@@ -250,7 +254,7 @@ def rollout_discrete_closed_loop_to(
             return (y_next, st), None
 
         (y_end, _), _ = jax.lax.scan(sub, (y, state), jnp.arange(substeps, dtype=y0.dtype))
-        return (y_end, z_next), (y, u, z)
+        return (model.project_state(y_end), z_next), (y, u, z)
 
     ks = jnp.arange(num_periods, dtype=y0.dtype)
     (y_last, z_last), (ys, us, zs) = jax.lax.scan(period, (y0, z0), ks)

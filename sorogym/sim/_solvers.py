@@ -1,7 +1,13 @@
 """Fixed-step integrators for the mechanical state ``y = [q, qd]``, usable as diffrax solvers.
 
+Every scheme follows the model's state contract (:class:`~sorogym.models.SoftRobot`): it
+splits and packs ``y`` with the model's helpers (configuration and velocity may differ in
+size) and advances the configuration by the model's retraction ``q+ = retract(q, dq)``
+(``q + dq`` on vector spaces, the Lie-group exponential for free and spherical joints), so
+a floating base stays on SE(3) without projection.
+
 * :class:`SemiImplicitEuler`: kick-drift Euler (first order, conditionally stable):
-  ``qd+ = qd + h qdd(q, qd)``, ``q+ = q + h qd+``. Evaluates the full dynamics, so it
+  ``qd+ = qd + h qdd(q, qd)``, ``q+ = retract(q, h qd+)``. Evaluates the full dynamics, so it
   works for any model with velocity-dependent forces.
 * :class:`LinearTrapezoid`: the environments' fast integrator. It exploits that PCS
   elastic and damping forces are affine with constant matrices (``K(q) = S q + K(0)``, ``D qd``):
@@ -11,7 +17,7 @@
   small error constant when the linear stiff forces dominate. One step costs one evaluation of ``(M, C qd, G)`` and one
   Cholesky solve of ``W = M + h/2 D + h^2/4 S``::
 
-      dv = h W^-1 (F - S q - D v - h/2 S v),   v+ = v + dv,   q+ = q + h v + h/2 dv.
+      dv = h W^-1 (F - S q - D v - h/2 S v),   v+ = v + dv,   q+ = retract(q, h v + h/2 dv).
 """
 
 from __future__ import annotations
@@ -28,11 +34,6 @@ from ..models import SoftRobot
 from ..models._linalg import spd_solve
 
 
-def _split(y: Array) -> tuple[Array, Array]:
-    n = y.shape[-1] // 2
-    return y[..., :n], y[..., n:]
-
-
 #: ``applied_force(q, qd) -> tau`` ``(n,)``: the generalized force of the actuators and of
 #: any external load (contact, disturbances) at a state, the one way inputs reach the
 #: fixed-step schemes.
@@ -42,10 +43,10 @@ AppliedForce = Callable[[Array, Array], Array]
 def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> Array:
     """One kick-drift Euler step of size ``h`` [s] (``args``: the actuation tuple of
     ``model.forward_dynamics``)."""
-    q, qd = _split(y)
-    qdd = _split(model.forward_dynamics(t, y, args))[1]
+    q, qd = model.split_state(y)
+    qdd = model.split_state(model.forward_dynamics(t, y, args))[1]
     qd_new = qd + h * qdd
-    return jnp.concatenate([q + h * qd_new, qd_new])
+    return model.pack_state(model.retract(q, h * qd_new), qd_new)
 
 
 def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h) -> Array:
@@ -56,10 +57,10 @@ def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, 
         )
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
-    # K is affine with Jacobian S, so K(q + h v / 2) is the trapezoidal average of K
-    rhs = F - model.elastic_force(q + (0.5 * h) * v) - model.damping_force(v)
+    # K is affine with Jacobian S, so K(retract(q, h v / 2)) is the trapezoidal average of K
+    rhs = F - model.elastic_force(model.retract(q, (0.5 * h) * v)) - model.damping_force(v)
     dv = h * spd_solve(W, rhs)
-    return jnp.concatenate([q + h * v + (0.5 * h) * dv, v + dv])
+    return model.pack_state(model.retract(q, h * v + (0.5 * h) * dv), v + dv)
 
 
 def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce) -> tuple[Array, Array]:
@@ -69,8 +70,8 @@ def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: Applied
 
 def linear_trapezoid_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h) -> Array:
     """One step of size ``h`` [s] of the linearly implicit trapezoidal scheme (module
-    docstring) from ``y = [q, qd]`` ``(2n,)``, with the applied force evaluated once, at ``y``."""
-    q, v = _split(y)
+    docstring) from ``y = [q, qd]``, with the applied force evaluated once, at ``y``."""
+    q, v = model.split_state(y)
     M, F = _mass_and_force(model, q, v, applied_force)
     return _trapezoid_update(model, q, v, M, F, h)
 
@@ -83,9 +84,9 @@ def trapezoid_predictor_corrector_step(model: SoftRobot, y: Array, applied_force
     between ``y`` and ``y1`` (Heun's method on the nonlinear part, the trapezoidal rule on
     the linear stiff part): two evaluations of ``(M, C qd, G)`` per step.
     """
-    q, v = _split(y)
+    q, v = model.split_state(y)
     M0, F0 = _mass_and_force(model, q, v, applied_force)
-    q1, v1 = _split(_trapezoid_update(model, q, v, M0, F0, h))
+    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h))
     M1, F1 = _mass_and_force(model, q1, v1, applied_force)
     return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h)
 

@@ -1,0 +1,1092 @@
+"""Body trees: rigid links and soft rods joined by joints, on a fixed or floating base.
+
+A :class:`BodyTree` is a forest of bodies. Each body is a :class:`RigidLink` (mass, centre
+of mass, inertia) or a :class:`RodBody` (a spatial :class:`~sorogym.models.PCS` or
+:class:`~sorogym.models.GVS` rod with its cross-section law and actuator). Every body hangs
+from a *site* of its parent (a rod abscissa ``at`` [m], or a link's frame) or from the world,
+through a fixed ``offset`` (site frame -> joint frame) and a
+:class:`~sorogym.models.Joint` (fixed, revolute, prismatic, universal, spherical, free)::
+
+    g_body = g_site  offset  h_joint(q_j)
+
+A rod body's backbone starts at its rod's own base pose (the rod's ``base_rotation`` and
+``base_position``) expressed in the body frame; a link's frame is the body frame. Point
+masses (:class:`Payload`) sit at any site. The serial PCS, GVS and articulated models are the
+one-branch, fixed-base special cases (the tests check that they agree to rounding).
+
+State: ``q`` ``(nq,)`` concatenates, body by body in declaration order, the joint's
+configuration then the rod's strain coordinates; ``qd`` ``(n,)`` the joint's velocity then
+the rod's strain rates (:mod:`sorogym.models._joints` for each joint's layout). Free and
+spherical joints store unit quaternions ``[w, x, y, z]`` and body-frame velocities, so
+``nq > n``; :meth:`BodyTree.retract`, :meth:`BodyTree.configuration_rate` and
+:meth:`BodyTree.project_state` implement the state contract of
+:class:`~sorogym.models.SoftRobot`.
+
+Dynamics: every body contributes mass points (a rod's Gauss points with their diagonal
+cross-section inertia, a link's frame with its 6x6 spatial inertia, payloads) whose frames,
+body Jacobians ``J`` ``(6, n)``, twists ``eta`` and ``dJ/dt qd`` come from one
+proximal-to-distal pass::
+
+    M = sum J^T M_p J,   C qd + G = sum J^T (M_p dJ/dt qd - ad_eta^T M_p eta - M_p [0; R^T g])
+
+which is d'Alembert's principle projected on the velocity coordinates, valid for any velocity
+parameterisation (body twists included). Elastic forces are Hookean on the rods' strains and
+the one-DOF joints, so ``K = S e(q)`` with constant ``S`` and ``D``.
+
+Batching: bodies of one depth with the same kind, joint kind, parent group and (for rods)
+identical structure form a *group*; a group's joints are evaluated in the batch-minor layout
+and its rods under one ``vmap``, so a five-arm star costs one rod evaluation, not five.
+The trace holds one short sequence of operations per group, whatever the number of bodies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, NamedTuple, final
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ..actuation import TreeActuation, TreeContext
+from . import _pcs_kernel as kernel
+from ._base import DynamicalTerms, SoftRobot
+from ._joints import (
+    EUCLIDEAN_JOINTS,
+    Joint,
+    quaternion_exp,
+    quaternion_multiply,
+    quaternion_to_rotation,
+    screw_motion,
+    se3_exp_translation,
+)
+from ._rod import QuadratureRod
+from ._rod_ops import SpatialOps as ops
+
+_EYE4 = np.eye(4)
+
+
+# -- body descriptions ---------------------------------------------------------------------
+
+
+@dataclasses.dataclass(eq=False)
+class RigidLink:
+    """A rigid body.
+
+    Attributes:
+        name: unique name.
+        mass: [kg].
+        com: ``(3,)`` centre of mass in the body frame [m].
+        inertia: ``(3, 3)`` rotational inertia about the centre of mass, body axes [kg m^2].
+        parent: the parent body's name, or ``None`` for the world.
+        joint: the joint to the parent site (default fixed).
+        at: abscissa [m] of the site on a parent rod (ignored for link parents and the world).
+        offset: ``(4, 4)`` site frame -> joint frame.
+    """
+
+    name: str
+    mass: float
+    com: Any = (0.0, 0.0, 0.0)
+    inertia: Any = None
+    parent: str | None = None
+    joint: Joint = dataclasses.field(default_factory=Joint.fixed)
+    at: float = 0.0
+    offset: Any = None
+
+
+@dataclasses.dataclass(eq=False)
+class RodBody:
+    """A soft rod (spatial :class:`~sorogym.models.PCS` or :class:`~sorogym.models.GVS`,
+    with its actuator); its base pose is taken in the body frame (see module docstring).
+    ``actuated=False`` leaves the rod's actuator out of the tree's inputs (a passive rod).
+    Other attributes as :class:`RigidLink`."""
+
+    name: str
+    rod: QuadratureRod
+    parent: str | None = None
+    joint: Joint = dataclasses.field(default_factory=Joint.fixed)
+    at: float = 0.0
+    offset: Any = None
+    actuated: bool = True
+
+
+@dataclasses.dataclass(eq=False)
+class Payload:
+    """A point mass [kg] at ``position`` ``(3,)`` [m] in the frame of the site ``at`` of
+    ``body`` (a rod abscissa [m], or a link's frame)."""
+
+    body: str
+    mass: float
+    at: float = 0.0
+    position: Any = (0.0, 0.0, 0.0)
+
+
+class TreeParams(eqx.Module):
+    """Numerical parameters of a :class:`BodyTree` (a pytree: same shapes -> no
+    recompilation; randomise or differentiate any leaf).
+
+    Attributes:
+        rods: per rod body (declaration order) its rod's parameters.
+        link_mass: ``(L,)`` [kg]; link_com: ``(L, 3)`` [m]; link_inertia: ``(L, 3, 3)``
+            [kg m^2], per rigid link.
+        joint_screw: ``(E, 6)`` screw axis of every Euclidean joint coordinate.
+        joint_stiffness, joint_damping, joint_rest: ``(E,)`` per Euclidean joint coordinate.
+        offset_rotation: ``(B, 3, 3)``; offset_position: ``(B, 3)`` [m]; per body.
+        site: ``(B,)`` abscissa of each body's site on its parent rod [m] (0 elsewhere).
+        payload_mass: ``(K,)`` [kg]; payload_position: ``(K, 3)`` [m]; payload_site: ``(K,)`` [m].
+        gravity: ``(3,)`` world gravitational acceleration [m/s^2].
+    """
+
+    rods: tuple
+    link_mass: Array
+    link_com: Array
+    link_inertia: Array
+    joint_screw: Array
+    joint_stiffness: Array
+    joint_damping: Array
+    joint_rest: Array
+    offset_rotation: Array
+    offset_position: Array
+    site: Array
+    payload_mass: Array
+    payload_position: Array
+    payload_site: Array
+    gravity: Array
+
+    def replace(self, **fields) -> TreeParams:
+        """Copy with some fields replaced (same shapes keep compiled functions valid)."""
+        for k in fields:
+            if k not in self.__dataclass_fields__:
+                raise ValueError(f"{k}: not a parameter field; fields are {tuple(self.__dataclass_fields__)}")
+        return eqx.tree_at(lambda p: [getattr(p, k) for k in fields], self, list(fields.values()))
+
+
+# -- static structure ----------------------------------------------------------------------
+
+
+class _Group(NamedTuple):
+    """Bodies evaluated together (static)."""
+
+    bodies: tuple[int, ...]  # body indices
+    kind: str  # "link" or "rod"
+    actuated: bool  # rod groups: the rods' actuators are inputs of the tree
+    joint: str  # joint kind
+    parent_group: int  # -1: the world
+    parent_members: tuple[int, ...]  # index of each body's parent within the parent group
+    items: tuple[int, ...]  # link index or rod index of each body
+    joint_q: tuple[tuple[int, ...], ...]  # (G, nq_j) configuration slots of the joints
+    joint_v: tuple[tuple[int, ...], ...]  # (G, nv_j) velocity slots
+    joint_e: tuple[tuple[int, ...], ...]  # (G, a) Euclidean joint coordinate indices
+    rod_q: tuple[tuple[int, ...], ...]  # (G, n_b) rod coordinates in q
+    rod_v: tuple[tuple[int, ...], ...]  # (G, n_b) rod coordinates in qd
+
+
+class _Structure(NamedTuple):
+    names: tuple[str, ...]
+    groups: tuple[_Group, ...]
+    body_group: tuple[tuple[int, int], ...]  # body -> (group, member)
+    num_positions: int
+    num_velocities: int
+    euclidean_q: tuple[int, ...]  # (n,) q index of each velocity slot, nq for rotational slots
+    joint_rest_slots: tuple[int, ...]  # (E,) velocity slot of each Euclidean joint coordinate
+    free_q: tuple[tuple[int, ...], ...]  # (F, 7)
+    free_v: tuple[tuple[int, ...], ...]  # (F, 6)
+    sphere_q: tuple[tuple[int, ...], ...]  # (S, 4)
+    sphere_v: tuple[tuple[int, ...], ...]  # (S, 3)
+    neutral: tuple[float, ...]  # (nq,)
+    payload_groups: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]  # (group, members, payloads)
+    tip_body: int
+
+
+class _Frames(NamedTuple):
+    """Frames at ``X`` points, batch-minor: ``R (3, 3, X)``, ``p (3, X)`` and the columns
+    ``(6, L + 2, X)`` = ``[J_path, eta, dJ/dt qd]`` (body frame), where ``J_path`` holds
+    only the ``L`` columns of the coordinates on the point's path to the root (the others
+    are zero); ``path`` ``(G, L)`` (static) names them, the points being ``G`` bodies'
+    (``X = G P``, body-major)."""
+
+    R: Array
+    p: Array
+    cols: Array
+    path: tuple
+
+    @property
+    def length(self) -> int:
+        return self.cols.shape[1] - 2
+
+    def blocks(self, values: Array) -> Array:
+        """``(..., X)`` -> ``(..., G, P)``."""
+        G = max(len(self.path), 1)
+        return values.reshape(*values.shape[:-1], G, values.shape[-1] // G)
+
+
+class _GroupFrames(NamedTuple):
+    root: _Frames  # body frames (X = G)
+    points: _Frames | None  # rod quadrature points (X = G P), body-major
+
+
+def _take(frames: _Frames, idx) -> _Frames:
+    """The frames of the bodies ``idx`` (one point per body)."""
+    idx = np.asarray(idx, dtype=int)
+    path = tuple(frames.path[i] for i in idx)
+    return _Frames(frames.R[..., idx], frames.p[..., idx], frames.cols[..., idx], path)
+
+
+def _attach(base: _Frames, R: Array, p: Array, own: Array, rel: Array, dphi: Array, own_path, with_velocity):
+    """Frames of points moved by local transforms ``(R, p)`` ``(.., X)`` from their bases
+    (one per point), whose relative twist is ``own qd_own`` with the local columns ``own``
+    ``(6, k, X)`` of coordinates ``own_path`` ``(G, k)``; ``rel`` ``(6, 1, X)`` is the
+    relative twist and ``dphi`` ``(6, 1, X)`` the rate of the local columns times the
+    velocities. The path of the result is the base's followed by ``own_path``::
+
+        J = [Ad_h^-1 J_base, own],   eta = Ad_h^-1 eta_base + rel,
+        dJ/dt qd = Ad_h^-1 (dJ/dt qd)_base + [eta, rel] + dphi
+    """
+    Rn, pn = ops.compose(base.R, base.p, R, p)
+    moved = ops.adjoint_inverse_apply(R, p, base.cols)
+    L = base.length
+    eta = moved[:, L : L + 1] + rel
+    acc = moved[:, L + 1 :] + dphi
+    if with_velocity:
+        acc = acc + ops.bracket(eta, rel)
+    cols = jnp.concatenate([moved[:, :L], own, eta, acc], axis=1)
+    path = tuple(tuple(a) + tuple(b) for a, b in zip(base.path, own_path, strict=True))
+    return _Frames(Rn, pn, cols, path)
+
+
+def _widen(cols: Array, extra: int) -> Array:
+    """Columns ``(6, L + 2, X)`` -> ``(6, L + extra + 2, X)`` with zero columns for
+    ``extra`` coordinates appended to the path (a rod's own, zero at its body frame)."""
+    L = cols.shape[1] - 2
+    zeros = jnp.zeros((6, extra, cols.shape[2]), cols.dtype)
+    return jnp.concatenate([cols[:, :L], zeros, cols[:, L:]], axis=1)
+
+
+def _repeat(frames: _Frames, times: int) -> _Frames:
+    """Every frame repeated ``times`` times along the points (same path per body)."""
+    return _Frames(*(jnp.repeat(x, times, axis=-1) for x in frames[:3]), frames.path)
+
+
+def _scatter_columns(f: _Frames, n: int) -> Array:
+    """Full body Jacobians ``(6, n, X)`` from path columns."""
+    J = f.blocks(f.cols[:, : f.length])  # (6, L, G, P)
+    idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
+    out = jnp.zeros((6, n, *J.shape[2:]), J.dtype)
+    for g in range(idx.shape[0]):
+        out = out.at[:, idx[g], g].set(J[:, :, g])
+    return out.reshape(6, n, -1)
+
+
+def _scatter_blocks(target: Array, f: _Frames, blocks: Array) -> Array:
+    """Add per-body blocks ``(G, L)`` or ``(G, L, L)`` on the path coordinates to ``target``
+    ``(n,)`` or ``(n, n)``."""
+    idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
+    if blocks.ndim == 2:
+        return target.at[idx].add(blocks)
+    return target.at[idx[:, :, None], idx[:, None, :]].add(blocks)
+
+
+def _spatial_inertia(mass: Array, com: Array, inertia: Array) -> Array:
+    """``(6, 6, X)`` inertia at the frame origin for body twists ``[w; v]`` (batch-minor):
+    ``[[I_c + m [c]^T [c], m [c]], [-m [c], m 1]]``."""
+    c0, c1, c2 = com[0], com[1], com[2]
+    z = jnp.zeros_like(c0)
+    C = jnp.stack([jnp.stack([z, -c2, c1]), jnp.stack([c2, z, -c0]), jnp.stack([-c1, c0, z])])  # (3, 3, X)
+    CtC = jnp.einsum("kix,kjx->ijx", C, C)
+    top = jnp.concatenate([inertia + mass * CtC, mass * C], axis=1)
+    eye = jnp.eye(3, dtype=mass.dtype)[:, :, None]
+    bottom = jnp.concatenate([-mass * C, mass * eye], axis=1)
+    return jnp.concatenate([top, bottom], axis=0)
+
+
+def _check_vector(body: str, field: str, value, shape) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != shape:
+        raise ValueError(f"body {body!r}: {field}: expected shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"body {body!r}: {field}: values must be finite")
+    return arr
+
+
+def _check_offset(body: str, offset) -> np.ndarray:
+    T = _EYE4 if offset is None else _check_vector(body, "offset", offset, (4, 4))
+    R = T[:3, :3]
+    if not (
+        np.allclose(R @ R.T, np.eye(3), atol=1e-6)
+        and abs(np.linalg.det(R) - 1.0) < 1e-6
+        and np.allclose(T[3], [0, 0, 0, 1])
+    ):
+        raise ValueError(f"body {body!r}: offset: must be a rigid transform (rotation in SO(3), last row [0, 0, 0, 1])")
+    return T
+
+
+def _rod_signature(rod: QuadratureRod):
+    leaves, treedef = jax.tree.flatten(rod)
+    return (type(rod), treedef, tuple((np.shape(x), jnp.result_type(x)) for x in leaves))
+
+
+@final
+class BodyTree(SoftRobot):
+    """Rigid links and soft rods in a tree on a fixed or floating base (module docstring).
+
+    Args:
+        bodies: :class:`RigidLink` and :class:`RodBody` descriptions (parents before or
+            after children: the order of declaration fixes the layout of ``q``).
+        gravity: ``(3,)`` world gravity [m/s^2].
+        payloads: :class:`Payload` point masses.
+        motors: joint motors as ``(body name, axis index)`` pairs (a generalized force on
+            that joint velocity coordinate; axis 0-5 of a free joint's twist ``[w, v]``),
+            after the rods' actuator inputs in ``u``.
+        tip: name of the body whose ``s`` is the default of the kinematic queries (default:
+            the last declared body).
+
+    Raises ``ValueError`` naming the body and field for a missing parent, a cycle, a
+    duplicate name, a site abscissa outside the parent rod, a non-unit quaternion, a joint
+    axis of zero length, non-positive mass or inertia, mismatched shapes, planar rods, or
+    a free joint not attached to the world.
+    """
+
+    params: TreeParams
+    actuation: TreeActuation
+    structure: _Structure = eqx.field(static=True)
+    _rods: tuple  # per rod body, its model (with the actuator)
+    _group_rods: tuple  # per group: stacked rod models (rod groups) or None
+    _stiffness: Array
+    _damping: Array
+    elastic_is_affine: ClassVar[bool] = True
+    planar: ClassVar[bool] = False
+    ops: ClassVar = ops
+
+    def __init__(
+        self,
+        bodies,
+        gravity=(0.0, 0.0, -9.81),
+        payloads=(),
+        motors=(),
+        tip: str | None = None,
+        dtype=None,
+        *,
+        _parts=None,
+    ):
+        if _parts is None:
+            bodies, payloads = list(bodies), list(payloads)
+            if not bodies:
+                raise ValueError("bodies: a tree needs at least one body")
+            _parts = _build(bodies, gravity, payloads, motors, tip, dtype or jnp.result_type(float))
+        structure, params, rods, motor_pairs = _parts
+        self.structure = structure
+        self.params = params
+        self._rods = tuple(r.with_params(p) for r, p in zip(rods, params.rods, strict=True))
+        stacked = []
+        for g in structure.groups:
+            if g.kind == "rod":
+                members = [self._rods[i] for i in g.items]
+                stacked.append(jax.tree.map(lambda *xs: jnp.stack(xs), *members))
+            else:
+                stacked.append(None)
+        self._group_rods = tuple(stacked)
+        self._stiffness, self._damping = self._elastic_matrices()
+        self.actuation = self._make_actuation(motor_pairs)
+
+    # -- structure ---------------------------------------------------------------------------
+
+    @property
+    def num_dofs(self) -> int:
+        return self.structure.num_velocities
+
+    @property
+    def num_positions(self) -> int:
+        return self.structure.num_positions
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        return self.structure.names
+
+    @property
+    def num_bodies(self) -> int:
+        return len(self.structure.names)
+
+    @property
+    def tip_abscissa(self) -> Any:
+        """Length [m] of the default body's rod (0 for a link)."""
+        b = self.structure.tip_body
+        g, _ = self.structure.body_group[b]
+        group = self.structure.groups[g]
+        if group.kind == "rod":
+            return self._rods[group.items[group.bodies.index(b)]].total_length
+        return jnp.zeros((), self.params.gravity.dtype)
+
+    def body_index(self, body) -> int:
+        """Index of a body given by name or index."""
+        if body is None:
+            return self.structure.tip_body
+        if isinstance(body, str):
+            if body not in self.structure.names:
+                raise ValueError(f"body: unknown {body!r}; bodies are {self.structure.names}")
+            return self.structure.names.index(body)
+        return int(body)
+
+    def rod(self, body) -> QuadratureRod:
+        """The rod model of a rod body (its coordinates are the body's slice of ``q``)."""
+        b = self.body_index(body)
+        g, m = self.structure.body_group[b]
+        group = self.structure.groups[g]
+        if group.kind != "rod":
+            raise ValueError(f"body {self.structure.names[b]!r} is a rigid link, not a rod")
+        return self._rods[group.items[m]]
+
+    def coordinate_slices(self, body) -> tuple[np.ndarray, np.ndarray]:
+        """``(q indices, qd indices)`` of a body's joint and rod coordinates."""
+        b = self.body_index(body)
+        g, m = self.structure.body_group[b]
+        group = self.structure.groups[g]
+        q_idx = np.array(group.joint_q[m] + group.rod_q[m], dtype=int)
+        v_idx = np.array(group.joint_v[m] + group.rod_v[m], dtype=int)
+        return q_idx, v_idx
+
+    def with_params(self, params: TreeParams) -> BodyTree:
+        """Same structure and actuators, new parameters (same shapes: no recompilation)."""
+        motors = tuple(zip(self.actuation.motor_dofs, self.actuation.motor_inputs, strict=True))
+        return BodyTree(_parts=(self.structure, params, self._rods, motors))
+
+    def _elastic_matrices(self) -> tuple[Array, Array]:
+        n, p = self.num_dofs, self.params
+        dtype = p.gravity.dtype
+        S = jnp.zeros((n, n), dtype)
+        D = jnp.zeros((n, n), dtype)
+        for g in self.structure.groups:
+            if g.kind == "rod":
+                for m, r in enumerate(g.items):
+                    idx = np.asarray(g.rod_v[m], dtype=int)
+                    S = S.at[np.ix_(idx, idx)].set(self._rods[r].stiffness_matrix())
+                    D = D.at[np.ix_(idx, idx)].set(self._rods[r].damping_matrix())
+        slots = np.asarray(self.structure.joint_rest_slots, dtype=int)
+        if slots.size:
+            S = S.at[slots, slots].set(p.joint_stiffness)
+            D = D.at[slots, slots].set(p.joint_damping)
+        return S, D
+
+    def _make_actuation(self, motors) -> TreeActuation:
+        acts, uslots, vslots, start = [], [], [], 0
+        actuated = {r for g in self.structure.groups if g.actuated for r in g.items}
+        rod_inputs = {}
+        for r, rod in enumerate(self._rods):
+            if r in actuated:
+                rod_inputs[r] = tuple(range(start, start + rod.num_actuators))
+                start += rod.num_actuators
+        for g, group in enumerate(self.structure.groups):
+            if group.actuated:
+                acts.append(self._group_rods[g].actuation)
+                uslots.append(tuple(rod_inputs[r] for r in group.items))
+                vslots.append(group.rod_v)
+        motor_dofs = tuple(int(d) for d, _ in motors)
+        motor_inputs = tuple(range(start, start + len(motor_dofs)))
+        euclid = self.structure.euclidean_q
+        motor_positions = tuple(int(euclid[d]) for d in motor_dofs)
+        return TreeActuation(
+            tuple(acts), tuple(uslots), tuple(vslots), motor_dofs, motor_inputs, motor_positions, start + len(motor_dofs)
+        )
+
+    # -- state contract ----------------------------------------------------------------------
+
+    def neutral_configuration(self, dtype=None) -> Float[Array, " nq"]:
+        """Joint neutral poses (identity quaternions unless given) and straight rods."""
+        return jnp.asarray(self.structure.neutral, dtype or self.params.gravity.dtype)
+
+    def _free_parts(self, q):
+        s = self.structure
+        fq = np.asarray(s.free_q, dtype=int).reshape(-1, 7)
+        sq = np.asarray(s.sphere_q, dtype=int).reshape(-1, 4)
+        return q[fq[:, :3]].T, q[fq[:, 3:]].T, q[sq].T  # (3, F), (4, F), (4, S)
+
+    def retract(self, q: Float[Array, " nq"], dq: Float[Array, " n"]) -> Float[Array, " nq"]:
+        """Euclidean coordinates move by ``dq``; spherical joints by ``quat (x) exp(dw/2)``,
+        free joints by ``(R, p) exp([dw, dv])`` (SE(3), body-frame increments)."""
+        s = self.structure
+        euclid = np.asarray(s.euclidean_q, dtype=int)
+        lin = euclid < s.num_positions
+        out = q.at[euclid[lin]].add(dq[np.flatnonzero(lin)])
+        if s.free_q:
+            p, quat, _ = self._free_parts(q)
+            fv = np.asarray(s.free_v, dtype=int)
+            w, v = dq[fv[:, :3]].T, dq[fv[:, 3:]].T
+            R = quaternion_to_rotation(quat)
+            p_new = p + jnp.einsum("ijf,jf->if", R, se3_exp_translation(w, v))
+            quat_new = quaternion_multiply(quat, quaternion_exp(w))
+            fq = np.asarray(s.free_q, dtype=int)
+            out = out.at[fq[:, :3]].set(p_new.T).at[fq[:, 3:]].set(quat_new.T)
+        if s.sphere_q:
+            _, _, quat = self._free_parts(q)
+            w = dq[np.asarray(s.sphere_v, dtype=int)].T
+            out = out.at[np.asarray(s.sphere_q, dtype=int)].set(quaternion_multiply(quat, quaternion_exp(w)).T)
+        return out
+
+    def configuration_rate(self, q: Float[Array, " nq"], qd: Float[Array, " n"]) -> Float[Array, " nq"]:
+        """``dq/dt``: ``qd`` on Euclidean coordinates, ``quat (x) [0, w] / 2`` for
+        quaternions, ``R v_b`` for free positions."""
+        s = self.structure
+        euclid = np.asarray(s.euclidean_q, dtype=int)
+        lin = euclid < s.num_positions
+        out = jnp.zeros((s.num_positions,), qd.dtype).at[euclid[lin]].set(qd[np.flatnonzero(lin)])
+        if s.free_q:
+            _, quat, _ = self._free_parts(q)
+            fv = np.asarray(s.free_v, dtype=int)
+            w, v = qd[fv[:, :3]].T, qd[fv[:, 3:]].T
+            R = quaternion_to_rotation(quat)
+            pure = jnp.concatenate([jnp.zeros_like(w[:1]), w], axis=0)
+            fq = np.asarray(s.free_q, dtype=int)
+            out = out.at[fq[:, :3]].set(jnp.einsum("ijf,jf->if", R, v).T)
+            out = out.at[fq[:, 3:]].set((0.5 * quaternion_multiply(quat, pure)).T)
+        if s.sphere_q:
+            _, _, quat = self._free_parts(q)
+            w = qd[np.asarray(s.sphere_v, dtype=int)].T
+            pure = jnp.concatenate([jnp.zeros_like(w[:1]), w], axis=0)
+            out = out.at[np.asarray(s.sphere_q, dtype=int)].set((0.5 * quaternion_multiply(quat, pure)).T)
+        return out
+
+    def project_state(self, y: Float[Array, " s"]) -> Float[Array, " s"]:
+        """Quaternions normalised (the rest unchanged)."""
+        s = self.structure
+        idx = [np.asarray(s.free_q, dtype=int).reshape(-1, 7)[:, 3:], np.asarray(s.sphere_q, dtype=int).reshape(-1, 4)]
+        idx = np.concatenate(idx, axis=0)
+        if not idx.size:
+            return y
+        quat = y[..., idx]
+        return y.at[..., idx].set(quat / jnp.linalg.norm(quat, axis=-1, keepdims=True))
+
+    # -- kinematics pass ---------------------------------------------------------------------
+
+    def _joint_local(self, group: _Group, q, qd, with_velocity: bool):
+        """Offset and joint motion of a group's bodies ``(.., G)``: ``(R, p, Phi (6, nv_j,
+        G), V_rel (6, 1, G), dPhi/dt qd_j (6, 1, G))``."""
+        p = self.params
+        b = np.asarray(group.bodies, dtype=int)
+        Ro, po = jnp.moveaxis(p.offset_rotation[b], 0, -1), p.offset_position[b].T
+        G, dtype = b.size, q.dtype
+        kind = group.joint
+        dphi = jnp.zeros((6, 1, G), dtype)
+        if kind == "fixed":
+            return Ro, po, jnp.zeros((6, 0, G), dtype), jnp.zeros((6, 1, G), dtype), dphi
+        jq, jv = np.asarray(group.joint_q, dtype=int), np.asarray(group.joint_v, dtype=int)
+        qj, vj = q[jq].T, qd[jv].T  # (nq_j, G), (nv_j, G)
+        if kind in EUCLIDEAN_JOINTS:
+            screws = jnp.moveaxis(p.joint_screw[np.asarray(group.joint_e, dtype=int)], 0, -1)  # (a, 6, G)
+            Rm, pm = screw_motion(screws, qj)
+            if kind == "universal":
+                # Phi = [Ad_exp(-S2 q2) S1, S2]: the first axis seen from the moved frame.
+                R2 = screw_motion(screws[1:], qj[1:])[0]
+                first = jnp.einsum("jig,jg->ig", R2, screws[0, :3])
+                phi = jnp.stack([jnp.concatenate([first, jnp.zeros_like(first)]), screws[1]], axis=1)
+                if with_velocity:
+                    dphi = ops.bracket(phi[:, :1] * vj[0][None, None], phi[:, 1:] * vj[1][None, None])
+            else:
+                phi = jnp.moveaxis(screws, 0, 1)  # (6, 1, G)
+        elif kind == "spherical":
+            Rm, pm = quaternion_to_rotation(qj), jnp.zeros((3, G), dtype)
+            phi = jnp.broadcast_to(jnp.eye(6, 3, dtype=dtype)[:, :, None], (6, 3, G))
+        else:  # free
+            Rm, pm = quaternion_to_rotation(qj[3:]), qj[:3]
+            phi = jnp.broadcast_to(jnp.eye(6, dtype=dtype)[:, :, None], (6, 6, G))
+        rel = jnp.einsum("dkg,kg->dg", phi, vj)[:, None, :]
+        R, pos = ops.compose(Ro, po, Rm, pm)
+        return R, pos, phi, rel, dphi
+
+    def _site_frames(self, frames, group_index: int, members, s, q, qd, with_velocity) -> _Frames:
+        """Frames at sites ``s`` ``(K,)`` [m] of the group's bodies ``members`` ``(K,)``."""
+        group = self.structure.groups[group_index]
+        base = _take(frames[group_index].root, members)
+        if group.kind == "link":
+            return base
+        members = np.asarray(members, dtype=int)
+        rods = jax.tree.map(lambda x: x[members], self._group_rods[group_index])
+        rq, rv = np.asarray(group.rod_q, dtype=int)[members], np.asarray(group.rod_v, dtype=int)[members]
+        local = jax.vmap(lambda r, qb, vb, sb: r._frames(qb, vb, sb[None], with_velocity))(rods, q[rq], qd[rv], s)
+        return self._attach_rod(base, local, with_velocity, own_path=((),) * members.size)
+
+    def _attach_rod(self, base: _Frames, local, with_velocity, own_path) -> _Frames:
+        """Attach vmapped rod frames ``(G, ..., P)`` (relative to each rod's body frame) to
+        the body frames ``base`` ``(.., G)``; the rod's own columns are kept when
+        ``own_path`` names its coordinates, dropped (already in the path) otherwise."""
+        G, P = local.R.shape[0], local.R.shape[-1]
+        flat = lambda x: jnp.moveaxis(x, 0, -2).reshape(*x.shape[1:-1], G * P)  # noqa: E731
+        R, p = flat(local.R), flat(local.p)
+        rel, dphi = flat(local.eta), flat(local.jdot_qd)
+        own = flat(local.J)
+        if not own_path[0]:
+            # a site on a rod: the rod's coordinates are already on the body's path, at the
+            # end, so add the local columns there instead of appending them
+            n_b = own.shape[1]
+            base = _repeat(base, P)
+            Rn, pn = ops.compose(base.R, base.p, R, p)
+            moved = ops.adjoint_inverse_apply(R, p, base.cols)
+            L = base.length
+            eta = moved[:, L : L + 1] + rel
+            acc = moved[:, L + 1 :] + dphi
+            if with_velocity:
+                acc = acc + ops.bracket(eta, rel)
+            J = jnp.concatenate([moved[:, : L - n_b], moved[:, L - n_b : L] + own], axis=1)
+            return _Frames(Rn, pn, jnp.concatenate([J, eta, acc], axis=1), base.path)
+        return _attach(_repeat(base, P), R, p, own, rel, dphi, own_path, with_velocity)
+
+    def _kinematics(self, q, qd, with_velocity: bool) -> list[_GroupFrames]:
+        """Frames of every group's bodies and rod quadrature points, proximal to distal."""
+        out = []
+        dtype = q.dtype
+        for gi, group in enumerate(self.structure.groups):
+            G = len(group.bodies)
+            if group.parent_group < 0:
+                eye = jnp.broadcast_to(jnp.eye(3, dtype=dtype)[:, :, None], (3, 3, G))
+                site = _Frames(eye, jnp.zeros((3, G), dtype), jnp.zeros((6, 2, G), dtype), ((),) * G)
+            else:
+                s = self.params.site[np.asarray(group.bodies, dtype=int)]
+                site = self._site_frames(out, group.parent_group, group.parent_members, s, q, qd, with_velocity)
+            R, p, phi, rel, dphi = self._joint_local(group, q, qd, with_velocity)
+            root = _attach(site, R, p, phi, rel, dphi, group.joint_v, with_velocity)
+            points = None
+            if group.kind == "rod":
+                rq, rv = np.asarray(group.rod_q, dtype=int), np.asarray(group.rod_v, dtype=int)
+                local = jax.vmap(lambda r, qb, vb: r._quadrature_frames(qb, vb, with_velocity))(
+                    self._group_rods[gi], q[rq], qd[rv]
+                )
+                # the rod's coordinates join the body's path
+                root = _Frames(*root[:3], tuple(a + b for a, b in zip(root.path, group.rod_v, strict=True)))
+                root = _Frames(root.R, root.p, _widen(root.cols, len(group.rod_v[0])), root.path)
+                points = self._attach_rod(root, local, with_velocity, own_path=((),) * G)
+            out.append(_GroupFrames(root, points))
+        return out
+
+    # -- mass points -------------------------------------------------------------------------
+
+    def _mass_points(self, q, qd, with_velocity: bool):
+        """``(diagonal, full)``: lists of ``(frames, mass (6, X))`` for rod points and of
+        ``(frames, inertia (6, 6, X), mass (X,), first moment m c (3, X))`` for links and
+        payloads."""
+        p = self.params
+        frames = self._kinematics(q, qd, with_velocity)
+        diagonal, full = [], []
+        for gi, group in enumerate(self.structure.groups):
+            if group.kind == "rod":
+                m = jnp.moveaxis(self._group_rods[gi]._quad_mass, 0, -2)  # (6, G, P)
+                diagonal.append((frames[gi].points, m.reshape(6, -1)))
+            else:
+                li = np.asarray(group.items, dtype=int)
+                mass, com = p.link_mass[li], p.link_com[li].T
+                inertia = jnp.moveaxis(p.link_inertia[li], 0, -1)
+                full.append((frames[gi].root, _spatial_inertia(mass, com, inertia), mass, mass * com))
+        for gi, members, payloads in self.structure.payload_groups:
+            k = np.asarray(payloads, dtype=int)
+            site = self._site_frames(frames, gi, members, p.payload_site[k], q, qd, with_velocity)
+            mass, com = p.payload_mass[k], p.payload_position[k].T
+            zero = jnp.zeros((3, 3, k.size), mass.dtype)
+            full.append((site, _spatial_inertia(mass, com, zero), mass, mass * com))
+        return diagonal, full
+
+    def _terms(self, q, qd, with_velocity: bool, want_mass: bool = True):
+        """``(M, C qd, G)`` from one pass (``C qd`` zero without velocities); each set of
+        mass points adds per-body blocks on its path coordinates."""
+        n, g = self.num_dofs, self.params.gravity
+        diagonal, full = self._mass_points(q, qd, with_velocity)
+        M = jnp.zeros((n, n), q.dtype)
+        cor = jnp.zeros((n,), q.dtype)
+        grav = jnp.zeros((n,), q.dtype)
+        for f, m in diagonal:
+            L = f.length
+            J, eta, jd = f.blocks(f.cols[:, :L]), f.cols[:, L], f.cols[:, L + 1]
+            if want_mass:
+                M = _scatter_blocks(M, f, jnp.einsum("digp,dgp,djgp->gij", J, f.blocks(m), J))
+            inertial = m * jd - ops.coad_apply(eta, m * eta)
+            weight = ops.force_wrench(f.R, g[:, None] * m[3])
+            cor = _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial)))
+            grav = _scatter_blocks(grav, f, -jnp.einsum("dlgp,dgp->gl", J, f.blocks(weight)))
+        for f, I6, _, _ in full:
+            L = f.length
+            J, eta, jd = f.blocks(f.cols[:, :L]), f.cols[:, L], f.cols[:, L + 1]
+            if want_mass:
+                M = _scatter_blocks(M, f, jnp.einsum("digp,degp,ejgp->gij", J, f.blocks(I6), J))
+            mom = jnp.einsum("dex,ex->dx", I6, eta)
+            inertial = jnp.einsum("dex,ex->dx", I6, jd) - ops.coad_apply(eta, mom)
+            acc = ops.force_wrench(f.R, jnp.broadcast_to(g[:, None], f.p.shape))  # [0; R^T g]
+            weight = jnp.einsum("dex,ex->dx", I6, acc)
+            cor = _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial)))
+            grav = _scatter_blocks(grav, f, -jnp.einsum("dlgp,dgp->gl", J, f.blocks(weight)))
+        return M, cor, grav
+
+    # -- kinematic queries -------------------------------------------------------------------
+
+    def _point_frames(self, q, qd, s, body, with_velocity) -> _Frames:
+        b = self.body_index(body)
+        gi, member = self.structure.body_group[b]
+        s = jnp.asarray(s, q.dtype).reshape(-1)
+        frames = self._kinematics(q, qd, with_velocity)
+        return self._site_frames(frames, gi, (member,) * s.shape[0], s, q, qd, with_velocity)
+
+    def _to_frame(self, f: _Frames, frame: str) -> Array:
+        J = _scatter_columns(f, self.num_dofs)
+        if frame == "body":
+            return J
+        if frame == "inertial":
+            return ops.rotate_twists(f.R, J)
+        raise ValueError(f"frame: unknown {frame!r}; use 'inertial' or 'body'")
+
+    def forward_kinematics(self, q: Float[Array, " nq"], s=0.0, body=None) -> Float[Array, "4 4"]:
+        """World pose ``(4, 4)`` of the point ``s`` [m] of a rod body (its backbone frame) or
+        of a link's frame (``s`` ignored); ``body`` a name or index (default: ``tip``)."""
+        f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s, body, False)
+        return ops.pose_matrix(f.R[..., 0], f.p[:, 0])
+
+    def forward_kinematics_batched(self, q: Float[Array, " nq"], s_ps, body=None) -> Array:
+        """Poses ``(p, 4, 4)`` at the abscissae ``s_ps`` ``(p,)`` of one body."""
+        f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s_ps, body, False)
+        return jax.vmap(ops.pose_matrix, in_axes=(2, 1))(f.R, f.p)
+
+    def backbone_positions(self, q: Float[Array, " nq"], s_ps, body=None) -> Array:
+        """World positions ``(p, 3)`` [m] at the abscissae ``s_ps`` of one body."""
+        return self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s_ps, body, False).p.T
+
+    def jacobian(self, q: Float[Array, " nq"], s=0.0, frame: str = "inertial", body=None) -> Array:
+        """Twist Jacobian ``(6, n)`` of the point ``s`` of ``body``: ``"inertial"`` gives
+        world-frame ``[omega, pdot]``, ``"body"`` the twist in the point's frame."""
+        f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s, body, False)
+        return self._to_frame(f, frame)[..., 0]
+
+    def pose_and_jacobian(self, q, s=0.0, frame: str = "inertial", body=None) -> tuple[Array, Array]:
+        """``(forward_kinematics, jacobian)`` from one pass."""
+        f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s, body, False)
+        return ops.pose_matrix(f.R[..., 0], f.p[:, 0]), self._to_frame(f, frame)[..., 0]
+
+    def jacobian_and_time_derivative(self, q, qd, s=0.0, frame: str = "inertial", body=None) -> tuple[Array, Array]:
+        """``(J, dJ/dt)`` ``(6, n)`` each, ``dJ/dt`` along ``dq/dt = configuration_rate(q, qd)``."""
+        return jax.jvp(lambda q_: self.jacobian(q_, s, frame, body), (q,), (self.configuration_rate(q, qd),))
+
+    def body_poses(self, q: Float[Array, " nq"]) -> Float[Array, "B 4 4"]:
+        """World poses ``(B, 4, 4)`` of every body frame, in declaration order."""
+        frames = self._kinematics(q, jnp.zeros(self.num_dofs, q.dtype), False)
+        R = jnp.concatenate([f.root.R for f in frames], axis=-1)
+        p = jnp.concatenate([f.root.p for f in frames], axis=-1)
+        order = [b for g in self.structure.groups for b in g.bodies]
+        inverse = np.argsort(np.asarray(order, dtype=int))
+        return jax.vmap(ops.pose_matrix, in_axes=(2, 1))(R[..., inverse], p[:, inverse])
+
+    # -- dynamics ----------------------------------------------------------------------------
+
+    def inertia_matrix(self, q: Float[Array, " nq"]) -> Float[Array, "n n"]:
+        """``M(q) = sum J^T M_p J`` over the mass points."""
+        return self._terms(q, jnp.zeros(self.num_dofs, q.dtype), False)[0]
+
+    def coriolis_force(self, q, qd) -> Float[Array, " n"]:
+        """``C(q, qd) qd = sum J^T (M_p dJ/dt qd - ad_eta^T M_p eta)``, no ``C`` formed."""
+        return self._terms(q, qd, True, want_mass=False)[1]
+
+    def gravitational_force(self, q) -> Float[Array, " n"]:
+        """``G(q) = -sum J^T M_p [0; R^T g] = dU_g/dq`` (on the velocity coordinates)."""
+        return self._terms(q, jnp.zeros(self.num_dofs, q.dtype), False, want_mass=False)[2]
+
+    def dynamical_terms(self, q, qd) -> DynamicalTerms:
+        """``(M, C qd, G)`` from one shared pass."""
+        return DynamicalTerms(*self._terms(q, qd, True))
+
+    def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
+        M, cor, grav = self._terms(q, qd, True)
+        return M, cor + grav
+
+    def coriolis_matrix(self, q, qd) -> Float[Array, "n n"]:
+        """``C = sum J^T (M_p dJ/dt + (M_p ad_eta - ad_eta^T M_p - adbar(M_p eta)) J / 2)``
+        with ``dM/dt - 2 C`` skew-symmetric and ``C qd`` equal to :meth:`coriolis_force`."""
+        n = self.num_dofs
+        rate = self.configuration_rate(q, qd)
+        (diag, full), (ddiag, dfull) = jax.jvp(lambda q_: self._mass_points(q_, qd, True), (q,), (rate,))
+        C = jnp.zeros((n, n), q.dtype)
+        pairs = [(f, df, lambda x, m=m: m[:, None] * x) for (f, m), (df, _) in zip(diag, ddiag, strict=True)]
+        pairs += [
+            (f, df, lambda x, I6=I6: jnp.einsum("dex,ekx->dkx", I6, x))
+            for (f, I6, _, _), (df, _, _, _) in zip(full, dfull, strict=True)
+        ]
+        for f, df, mass in pairs:
+            L = f.length
+            J, eta, dJ = f.cols[:, :L], f.cols[:, L : L + 1], df.cols[:, :L]
+            m_eta = mass(eta)
+            inner = mass(dJ) + 0.5 * (mass(ops.bracket(eta, J)) - ops.coad_apply(eta, mass(J)) - ops.coad_apply(J, m_eta))
+            C = _scatter_blocks(C, f, jnp.einsum("digp,djgp->gij", f.blocks(J), f.blocks(inner)))
+        return C
+
+    def elastic_coordinates(self, q: Float[Array, " nq"]) -> Float[Array, " n"]:
+        """``e(q)`` ``(n,)``: rod strains and Euclidean joint coordinates minus their rest
+        values, zero on rotational slots (the argument of the Hookean ``K = S e``)."""
+        s = self.structure
+        q_ext = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
+        e = q_ext[np.asarray(s.euclidean_q, dtype=int)]
+        slots = np.asarray(s.joint_rest_slots, dtype=int)
+        return e.at[slots].add(-self.params.joint_rest) if slots.size else e
+
+    def elastic_force(self, q) -> Float[Array, " n"]:
+        """Hookean ``K(q) = S e(q)``."""
+        return self._stiffness @ self.elastic_coordinates(q)
+
+    def damping_force(self, qd) -> Float[Array, " n"]:
+        return self._damping @ qd
+
+    def stiffness_matrix(self) -> Float[Array, "n n"]:
+        """Constant ``S = dK/dq`` on the velocity coordinates (zero rows for free joints)."""
+        return self._stiffness
+
+    def damping_matrix(self) -> Float[Array, "n n"]:
+        return self._damping
+
+    def elastic_energy(self, q) -> Float[Array, ""]:
+        e = self.elastic_coordinates(q)
+        return 0.5 * e @ (self._stiffness @ e)
+
+    def gravitational_energy(self, q) -> Float[Array, ""]:
+        """``U_g = -sum m g . p_com`` [J] (zero at the world origin)."""
+        g = self.params.gravity
+        diagonal, full = self._mass_points(q, jnp.zeros(self.num_dofs, q.dtype), False)
+        U = jnp.zeros((), q.dtype)
+        for f, m in diagonal:
+            U = U - jnp.sum(m[3] * (g @ f.p))
+        for f, _, mass, first in full:
+            U = U - jnp.sum(mass * (g @ f.p)) - jnp.sum(g @ jnp.einsum("ijx,jx->ix", f.R, first))
+        return U
+
+    def linear_momentum(self, q, qd) -> Float[Array, " 3"]:
+        """Total linear momentum ``(3,)`` [kg m/s] in the world frame."""
+        return self.momentum(q, qd)[3:]
+
+    def momentum(self, q, qd) -> Float[Array, " 6"]:
+        """Total spatial momentum ``[angular about the world origin, linear]`` ``(6,)`` in the
+        world frame (conserved without gravity, damping-free joints aside, and external load)."""
+        diagonal, full = self._mass_points(q, qd, True)
+        total = jnp.zeros((6,), q.dtype)
+        bodies = [(f, lambda x, m=m: m * x) for f, m in diagonal]
+        bodies += [(f, lambda x, I6=I6: jnp.einsum("dex,ex->dx", I6, x)) for f, I6, _, _ in full]
+        for f, mass in bodies:
+            h = mass(f.cols[:, f.length])  # body-frame momentum at each point frame
+            hw, hv = jnp.einsum("ijx,jx->ix", f.R, h[:3]), jnp.einsum("ijx,jx->ix", f.R, h[3:])
+            ang = hw + jnp.cross(f.p, hv, axis=0)
+            total = total + jnp.concatenate([jnp.sum(ang, axis=1), jnp.sum(hv, axis=1)])
+        return total
+
+    # -- actuation ---------------------------------------------------------------------------
+
+    def actuation_context(self, q: Float[Array, " nq"]) -> TreeContext:
+        """Stacked contexts of the actuated rod groups at ``q``."""
+        parts = []
+        for gi, group in enumerate(self.structure.groups):
+            if group.actuated:
+                rq = np.asarray(group.rod_q, dtype=int)
+                parts.append(jax.vmap(lambda r, qb: r.actuation_context(qb))(self._group_rods[gi], q[rq]))
+        return TreeContext(q, tuple(parts), self.num_dofs)
+
+
+# -- construction --------------------------------------------------------------------------
+
+
+def _build(bodies, gravity, payloads, motors, tip, dtype):
+    names = [b.name for b in bodies]
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"bodies[{i}]: name must be a non-empty string")
+        if names.index(name) != i:
+            raise ValueError(f"body {name!r}: name: duplicate")
+    index = {name: i for i, name in enumerate(names)}
+    parent = []
+    for b in bodies:
+        if b.parent is not None and b.parent not in index:
+            raise ValueError(f"body {b.name!r}: parent: no body named {b.parent!r}")
+        parent.append(-1 if b.parent is None else index[b.parent])
+    depth = [None] * len(bodies)
+    for i in range(len(bodies)):
+        chain, j = [], i
+        while j >= 0 and depth[j] is None:
+            if j in chain:
+                raise ValueError(f"body {names[i]!r}: parent: the chain of parents forms a cycle")
+            chain.append(j)
+            j = parent[j]
+        d = -1 if j < 0 else depth[j]
+        for k in reversed(chain):
+            d += 1
+            depth[k] = d
+    # validation of every body
+    rods, link_rows, screws, stiff, damp, rest = [], [], [], [], [], []
+    offsets = []
+    for i, b in enumerate(bodies):
+        if not isinstance(b, RigidLink | RodBody):
+            raise ValueError(f"bodies[{i}]: expected a RigidLink or RodBody, got {type(b).__name__}")
+        if not isinstance(b.joint, Joint):
+            raise ValueError(f"body {b.name!r}: joint: expected a Joint, got {type(b.joint).__name__}")
+        b.joint.validate(b.name)
+        if b.joint.kind == "free" and parent[i] >= 0:
+            raise ValueError(f"body {b.name!r}: joint: a free joint must attach to the world (parent None)")
+        offsets.append(_check_offset(b.name, b.offset))
+        at = float(b.at)
+        if not np.isfinite(at):
+            raise ValueError(f"body {b.name!r}: at: must be finite")
+        if parent[i] >= 0 and isinstance(bodies[parent[i]], RodBody):
+            length = float(np.sum(np.asarray(bodies[parent[i]].rod.params.length)))
+            if not 0.0 <= at <= length * (1 + 1e-9):
+                raise ValueError(
+                    f"body {b.name!r}: at: abscissa {at} m lies outside the parent rod {b.parent!r} [0, {length}] m"
+                )
+        if isinstance(b, RodBody):
+            if not isinstance(b.rod, QuadratureRod) or b.rod.planar:
+                raise ValueError(f"body {b.name!r}: rod: expected a spatial PCS or GVS model")
+            rods.append(b.rod)
+        else:
+            mass = float(np.asarray(b.mass, float))
+            if not np.isfinite(mass) or mass <= 0:
+                raise ValueError(f"body {b.name!r}: mass: must be positive and finite, got {b.mass}")
+            com = _check_vector(b.name, "com", b.com, (3,))
+            inertia = np.zeros((3, 3)) if b.inertia is None else _check_vector(b.name, "inertia", b.inertia, (3, 3))
+            if b.inertia is None:
+                raise ValueError(f"body {b.name!r}: inertia: required (3, 3) rotational inertia about the com")
+            if not np.allclose(inertia, inertia.T, atol=1e-12) or np.any(np.linalg.eigvalsh(inertia) <= 0):
+                raise ValueError(f"body {b.name!r}: inertia: must be symmetric positive definite")
+            link_rows.append((mass, com, inertia))
+    # coordinates, body by body in declaration order
+    q_at = v_at = e_at = 0
+    joint_q, joint_v, joint_e, rod_q, rod_v = [], [], [], [], []
+    euclid_v, neutral, rest_slots = {}, [], []
+    free_q, free_v, sphere_q, sphere_v = [], [], [], []
+    for b in bodies:
+        nq, nv = b.joint.sizes
+        jq, jv = tuple(range(q_at, q_at + nq)), tuple(range(v_at, v_at + nv))
+        neutral.extend(b.joint.neutral())
+        if b.joint.kind in EUCLIDEAN_JOINTS:
+            for k in range(nq):
+                euclid_v[jv[k]] = jq[k]
+                rest_slots.append(jv[k])
+            joint_e.append(tuple(range(e_at, e_at + nq)))
+            e_at += nq
+            screws.extend(b.joint.screws())
+            stiff.extend(b.joint.stiffness)
+            damp.extend(b.joint.damping)
+            rest.extend(b.joint.rest)
+        else:
+            joint_e.append(())
+        if b.joint.kind == "free":
+            free_q.append(jq)
+            free_v.append(jv)
+        if b.joint.kind == "spherical":
+            sphere_q.append(jq)
+            sphere_v.append(jv)
+        q_at, v_at = q_at + nq, v_at + nv
+        joint_q.append(jq)
+        joint_v.append(jv)
+        nb = b.rod.num_dofs if isinstance(b, RodBody) else 0
+        rod_q.append(tuple(range(q_at, q_at + nb)))
+        rod_v.append(tuple(range(v_at, v_at + nb)))
+        for k in range(nb):
+            euclid_v[v_at + k] = q_at + k
+        neutral.extend([0.0] * nb)
+        q_at, v_at = q_at + nb, v_at + nb
+    nq_total, nv_total = q_at, v_at
+    euclidean_q = tuple(euclid_v.get(k, nq_total) for k in range(nv_total))
+    # groups: by depth, then kind, joint kind, parent group and rod structure
+    rod_index = {}
+    link_index = {}
+    for i, b in enumerate(bodies):
+        (rod_index if isinstance(b, RodBody) else link_index)[i] = len(rod_index if isinstance(b, RodBody) else link_index)
+    body_group: dict[int, tuple[int, int]] = {}
+    groups: list[_Group] = []
+    for d in range(max(depth) + 1):
+        keyed: dict[Any, list[int]] = {}
+        for i in range(len(bodies)):
+            if depth[i] != d:
+                continue
+            b = bodies[i]
+            pg = -1 if parent[i] < 0 else body_group[parent[i]][0]
+            sig = _rod_signature(b.rod) if isinstance(b, RodBody) else None
+            actuated = isinstance(b, RodBody) and bool(b.actuated) and b.rod.num_actuators > 0
+            keyed.setdefault((isinstance(b, RodBody), actuated, b.joint.kind, pg, sig), []).append(i)
+        for (is_rod, actuated, jkind, pg, _), members in keyed.items():
+            gi = len(groups)
+            for m, i in enumerate(members):
+                body_group[i] = (gi, m)
+            groups.append(
+                _Group(
+                    bodies=tuple(members),
+                    kind="rod" if is_rod else "link",
+                    actuated=actuated,
+                    joint=jkind,
+                    parent_group=pg,
+                    parent_members=tuple(body_group[parent[i]][1] if parent[i] >= 0 else 0 for i in members),
+                    items=tuple((rod_index if is_rod else link_index)[i] for i in members),
+                    joint_q=tuple(joint_q[i] for i in members),
+                    joint_v=tuple(joint_v[i] for i in members),
+                    joint_e=tuple(joint_e[i] for i in members),
+                    rod_q=tuple(rod_q[i] for i in members),
+                    rod_v=tuple(rod_v[i] for i in members),
+                )
+            )
+    # payloads, grouped by the group of their body
+    payload_rows, by_group = [], {}
+    for k, pl in enumerate(payloads):
+        if pl.body not in index:
+            raise ValueError(f"payloads[{k}]: body: no body named {pl.body!r}")
+        mass = float(np.asarray(pl.mass, float))
+        if not np.isfinite(mass) or mass <= 0:
+            raise ValueError(f"payloads[{k}] on {pl.body!r}: mass: must be positive and finite")
+        pos = _check_vector(pl.body, f"payloads[{k}].position", pl.position, (3,))
+        b = index[pl.body]
+        if isinstance(bodies[b], RodBody):
+            length = float(np.sum(np.asarray(bodies[b].rod.params.length)))
+            if not 0.0 <= float(pl.at) <= length * (1 + 1e-9):
+                raise ValueError(f"payloads[{k}] on {pl.body!r}: at: abscissa {pl.at} m outside [0, {length}] m")
+        payload_rows.append((mass, pos, float(pl.at)))
+        gi, m = body_group[b]
+        by_group.setdefault(gi, ([], []))
+        by_group[gi][0].append(m)
+        by_group[gi][1].append(k)
+    payload_groups = tuple((gi, tuple(ms), tuple(ks)) for gi, (ms, ks) in sorted(by_group.items()))
+    # motors
+    motor_pairs = []
+    for j, (name, axis) in enumerate(motors):
+        if name not in index:
+            raise ValueError(f"motors[{j}]: no body named {name!r}")
+        jv = joint_v[index[name]]
+        if not 0 <= int(axis) < len(jv):
+            raise ValueError(f"motors[{j}]: body {name!r}: axis {axis} outside its joint's {len(jv)} velocities")
+        if bodies[index[name]].joint.kind not in EUCLIDEAN_JOINTS:
+            raise ValueError(f"motors[{j}]: body {name!r}: motors drive revolute, prismatic or universal joints")
+        motor_pairs.append(jv[int(axis)])
+    tip_body = len(bodies) - 1 if tip is None else index.get(tip, -1)
+    if tip_body < 0:
+        raise ValueError(f"tip: no body named {tip!r}")
+    structure = _Structure(
+        names=tuple(names),
+        groups=tuple(groups),
+        body_group=tuple(body_group[i] for i in range(len(bodies))),
+        num_positions=nq_total,
+        num_velocities=nv_total,
+        euclidean_q=euclidean_q,
+        joint_rest_slots=tuple(rest_slots),
+        free_q=tuple(free_q),
+        free_v=tuple(free_v),
+        sphere_q=tuple(sphere_q),
+        sphere_v=tuple(sphere_v),
+        neutral=tuple(float(x) for x in neutral),
+        payload_groups=payload_groups,
+        tip_body=tip_body,
+    )
+    grav = _check_vector("<tree>", "gravity", gravity, (3,))
+    arr = lambda x, shape: jnp.asarray(np.asarray(x, float).reshape(shape), dtype)  # noqa: E731
+    L, E, B, K = len(link_rows), len(stiff), len(bodies), len(payload_rows)
+    params = TreeParams(
+        rods=tuple(r.params for r in rods),
+        link_mass=arr([r[0] for r in link_rows], (L,)),
+        link_com=arr([r[1] for r in link_rows], (L, 3)),
+        link_inertia=arr([r[2] for r in link_rows], (L, 3, 3)),
+        joint_screw=arr(screws, (E, 6)),
+        joint_stiffness=arr(stiff, (E,)),
+        joint_damping=arr(damp, (E,)),
+        joint_rest=arr(rest, (E,)),
+        offset_rotation=arr([T[:3, :3] for T in offsets], (B, 3, 3)),
+        offset_position=arr([T[:3, 3] for T in offsets], (B, 3)),
+        site=arr([float(b.at) if parent[i] >= 0 else 0.0 for i, b in enumerate(bodies)], (B,)),
+        payload_mass=arr([r[0] for r in payload_rows], (K,)),
+        payload_position=arr([r[1] for r in payload_rows], (K, 3)),
+        payload_site=arr([r[2] for r in payload_rows], (K,)),
+        gravity=arr(grav, (3,)),
+    )
+    return structure, params, rods, tuple((d, j) for j, d in enumerate(motor_pairs))
