@@ -48,3 +48,14 @@ def test_readme_first_simulation_runs():
     robot, traj = namespace["robot"], namespace["traj"]
     assert namespace["A"].shape == (robot.num_dofs, 2)
     assert np.all(np.isfinite(np.asarray(traj.ys))) and traj.ys.shape[1] == 2 * robot.num_dofs
+
+
+def test_models_page_tree_example_runs():
+    code = _python_block_after("## Trees and floating bases", (ROOT / "docs" / "models.md").read_text())
+    namespace: dict = {}
+    exec(compile(code, "docs/models.md: Trees and floating bases", "exec"), namespace)
+    star, q = namespace["star"], namespace["q"]
+    assert (star.num_positions, star.num_dofs, star.num_actuators) == (7 + 5 * 4, 6 + 5 * 4, 5 * 4)
+    assert len(star.structure.groups) == 2  # the hub, then the five arms together
+    M = np.asarray(star.inertia_matrix(q))
+    assert np.all(np.linalg.eigvalsh(M) > 0)

@@ -16,10 +16,10 @@ from ._base import Actuation as Actuation
 from ._base import ActuationContext as ActuationContext
 from ._base import ChainContext as ChainContext
 from ._base import RodContext as RodContext
-from ._tree import TreeActuation as TreeActuation
-from ._tree import TreeContext as TreeContext
 from ._tendons import GeneralizedActuation as GeneralizedActuation
 from ._tendons import Tendons as Tendons
+from ._tree import TreeActuation as TreeActuation
+from ._tree import TreeContext as TreeContext
 
 __all__ = [
     "Actuation",

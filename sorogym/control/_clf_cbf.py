@@ -129,11 +129,11 @@ def clf_cbf_control(
     affine = control_affine_dynamics(model, y, tau_ext) if affine is None else affine
     m = affine.input_matrix.shape[1]
     u = jnp.zeros(m, y.dtype) if nominal is None else nominal
-    v_out = second_order_output(clf, y, t, affine)
+    v_out = second_order_output(clf, y, t, affine, model)
     u = _project(u, *second_order_halfspace(v_out, clf_gains), "<=", bounds)
     info = {"V": v_out.h, "Vd": v_out.hd}
     if cbf is not None:
-        b_out = second_order_output(cbf, y, t, affine)
+        b_out = second_order_output(cbf, y, t, affine, model)
         u = _project(u, *second_order_halfspace(b_out, cbf_gains), ">=", bounds)
         info.update(b=b_out.h, bd=b_out.hd)
     return u, info

@@ -361,13 +361,13 @@ class SoroEnv(Env, abc.ABC):
     def render_scene(self, ps: PhysicsState) -> dict:
         """Numpy description of the scene of the (unbatched, numpy) state ``ps`` for the
         renderers (:mod:`sorogym.render`: backbone points, tendon paths, markers, obstacles).
-        By default the episode's rod (PCS, PlanarPCS, GVS) and its tendons
-        (:func:`~sorogym.render.scene_of_rod`), titled with the env's name and time; envs add
+        By default the episode's rod (PCS, PlanarPCS, GVS) and its tendons, or its body tree
+        (:func:`~sorogym.render.scene_of_model`), titled with the env's name and time; envs add
         their task (targets, obstacles, view bounds) to it, and envs on other models
         (articulated chains) override it."""
-        from ..render import scene_of_rod
+        from ..render import scene_of_model
 
-        scene = scene_of_rod(self.episode_model(ps), np.asarray(ps.q))
+        scene = scene_of_model(self.episode_model(ps), np.asarray(ps.q))
         scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
         return scene
 

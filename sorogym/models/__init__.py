@@ -13,6 +13,7 @@ from ._base import SoftRobot as SoftRobot
 from ._gvs import GVS as GVS
 from ._gvs import GVSParams as GVSParams
 from ._gvs_basis import StrainBasis as StrainBasis
+from ._joints import Joint as Joint
 from ._params import MOUNTING_ROTATIONS as MOUNTING_ROTATIONS
 from ._params import RodParams as RodParams
 from ._params import check_positive_fields as check_positive_fields
@@ -21,13 +22,12 @@ from ._pcs import PlanarPCS as PlanarPCS
 from ._statics import static_equilibrium as static_equilibrium
 from ._statics import static_residual as static_residual
 from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
-from ._joints import Joint as Joint
+from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 from ._tree import BodyTree as BodyTree
 from ._tree import Payload as Payload
 from ._tree import RigidLink as RigidLink
 from ._tree import RodBody as RodBody
 from ._tree import TreeParams as TreeParams
-from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 
 __all__ = [
     "SoftRobot",

@@ -92,9 +92,7 @@ class Joint:
         return cls("prismatic", (_triple(axis),), (float(stiffness),), (float(damping),), (float(rest),))
 
     @classmethod
-    def universal(
-        cls, axis=(0.0, 0.0, 1.0), axis2=(0.0, 1.0, 0.0), stiffness=0.0, damping=0.0, rest=0.0
-    ) -> Joint:
+    def universal(cls, axis=(0.0, 0.0, 1.0), axis2=(0.0, 1.0, 0.0), stiffness=0.0, damping=0.0, rest=0.0) -> Joint:
         """Rotation about ``axis``, then about ``axis2`` (a Cardan joint)."""
         per = lambda v: tuple(float(x) for x in np.broadcast_to(np.asarray(v, float), (2,)))  # noqa: E731
         return cls("universal", (_triple(axis), _triple(axis2)), per(stiffness), per(damping), per(rest))
@@ -174,7 +172,7 @@ def _triple(v) -> tuple[float, float, float]:
 # -- unit quaternions [w, x, y, z] (leading component axis, any trailing batch axes) ------------
 
 
-def quaternion_to_rotation(quat: Float[Array, "4 *b"]) -> Float[Array, "3 3 *b"]:
+def quaternion_to_rotation(quat: Float[Array, "4 ..."]) -> Float[Array, "3 3 ..."]:
     """Rotation matrix of the quaternion ``[w, x, y, z]`` (normalised first), components on
     the leading axis."""
     quat = quat / jnp.sqrt(jnp.sum(quat * quat, axis=0, keepdims=True))
@@ -188,7 +186,7 @@ def quaternion_to_rotation(quat: Float[Array, "4 *b"]) -> Float[Array, "3 3 *b"]
     )
 
 
-def quaternion_multiply(a: Float[Array, "4 *b"], b: Float[Array, "4 *b"]) -> Float[Array, "4 *b"]:
+def quaternion_multiply(a: Float[Array, "4 ..."], b: Float[Array, "4 ..."]) -> Float[Array, "4 ..."]:
     """Hamilton product ``a (x) b`` (rotation ``R(a) R(b)``)."""
     aw, ax, ay, az = a[0], a[1], a[2], a[3]
     bw, bx, by, bz = b[0], b[1], b[2], b[3]
@@ -202,7 +200,7 @@ def quaternion_multiply(a: Float[Array, "4 *b"], b: Float[Array, "4 *b"]) -> Flo
     )
 
 
-def quaternion_exp(w: Float[Array, "3 *b"]) -> Float[Array, "4 *b"]:
+def quaternion_exp(w: Float[Array, "3 ..."]) -> Float[Array, "4 ..."]:
     """Unit quaternion of the rotation vector ``w`` [rad] (``[cos(|w|/2), sin(|w|/2) w/|w|]``),
     with a Taylor form near zero (finite derivatives at ``w = 0``)."""
     theta2 = jnp.sum(w * w, axis=0)
@@ -235,7 +233,7 @@ def rotation_to_quaternion(R: Float[Array, "3 3"]) -> Float[Array, "4"]:
     return q if q[0] >= 0 else -q
 
 
-def se3_exp_translation(w: Float[Array, "3 *b"], v: Float[Array, "3 *b"]) -> Float[Array, "3 *b"]:
+def se3_exp_translation(w: Float[Array, "3 ..."], v: Float[Array, "3 ..."]) -> Float[Array, "3 ..."]:
     """Translation part of ``exp([w, v])`` on SE(3): ``V(w) v`` with the left Jacobian of
     SO(3), in a Taylor form near ``w = 0``."""
     theta2 = jnp.sum(w * w, axis=0)

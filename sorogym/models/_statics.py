@@ -37,6 +37,11 @@ def static_residual(
 
 def _check_loads(model, u, tau_ext, q0):
     n, m = model.num_dofs, model.num_actuators
+    if model.num_positions != n:
+        raise ValueError(
+            f"{type(model).__name__}: static_equilibrium solves on vector-space configurations; this model has "
+            f"{model.num_positions} configuration entries for {n} velocities (free or spherical joints)"
+        )
     floats = [x for x in jax.tree.leaves(model) if eqx.is_inexact_array(x)]
     dtype = floats[0].dtype if floats else jnp.result_type(float)
     u = jnp.zeros((m,), dtype) if u is None else jnp.asarray(u)

@@ -51,7 +51,6 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ..actuation import TreeActuation, TreeContext
-from . import _pcs_kernel as kernel
 from ._base import DynamicalTerms, SoftRobot
 from ._joints import (
     EUCLIDEAN_JOINTS,
@@ -271,9 +270,12 @@ def _repeat(frames: _Frames, times: int) -> _Frames:
 
 def _scatter_columns(f: _Frames, n: int) -> Array:
     """Full body Jacobians ``(6, n, X)`` from path columns."""
+    out = jnp.zeros((6, n, f.cols.shape[-1]), f.cols.dtype)
+    if f.length == 0:  # a body fixed to the world: no coordinate moves it
+        return out
     J = f.blocks(f.cols[:, : f.length])  # (6, L, G, P)
     idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
-    out = jnp.zeros((6, n, *J.shape[2:]), J.dtype)
+    out = out.reshape(6, n, *J.shape[2:])
     for g in range(idx.shape[0]):
         out = out.at[:, idx[g], g].set(J[:, :, g])
     return out.reshape(6, n, -1)
@@ -282,6 +284,8 @@ def _scatter_columns(f: _Frames, n: int) -> Array:
 def _scatter_blocks(target: Array, f: _Frames, blocks: Array) -> Array:
     """Add per-body blocks ``(G, L)`` or ``(G, L, L)`` on the path coordinates to ``target``
     ``(n,)`` or ``(n, n)``."""
+    if f.length == 0:  # a body fixed to the world contributes nothing
+        return target
     idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
     if blocks.ndim == 2:
         return target.at[idx].add(blocks)
@@ -361,7 +365,7 @@ class BodyTree(SoftRobot):
 
     def __init__(
         self,
-        bodies,
+        bodies=(),
         gravity=(0.0, 0.0, -9.81),
         payloads=(),
         motors=(),
@@ -486,7 +490,13 @@ class BodyTree(SoftRobot):
         euclid = self.structure.euclidean_q
         motor_positions = tuple(int(euclid[d]) for d in motor_dofs)
         return TreeActuation(
-            tuple(acts), tuple(uslots), tuple(vslots), motor_dofs, motor_inputs, motor_positions, start + len(motor_dofs)
+            tuple(acts),
+            tuple(uslots),
+            tuple(vslots),
+            motor_dofs,
+            motor_inputs,
+            motor_positions,
+            start + len(motor_dofs),
         )
 
     # -- state contract ----------------------------------------------------------------------
@@ -807,7 +817,9 @@ class BodyTree(SoftRobot):
             L = f.length
             J, eta, dJ = f.cols[:, :L], f.cols[:, L : L + 1], df.cols[:, :L]
             m_eta = mass(eta)
-            inner = mass(dJ) + 0.5 * (mass(ops.bracket(eta, J)) - ops.coad_apply(eta, mass(J)) - ops.coad_apply(J, m_eta))
+            inner = mass(dJ) + 0.5 * (
+                mass(ops.bracket(eta, J)) - ops.coad_apply(eta, mass(J)) - ops.coad_apply(J, m_eta)
+            )
             C = _scatter_blocks(C, f, jnp.einsum("digp,djgp->gij", f.blocks(J), f.blocks(inner)))
         return C
 
@@ -983,10 +995,10 @@ def _build(bodies, gravity, payloads, motors, tip, dtype):
     nq_total, nv_total = q_at, v_at
     euclidean_q = tuple(euclid_v.get(k, nq_total) for k in range(nv_total))
     # groups: by depth, then kind, joint kind, parent group and rod structure
-    rod_index = {}
-    link_index = {}
+    rod_index, link_index = {}, {}
     for i, b in enumerate(bodies):
-        (rod_index if isinstance(b, RodBody) else link_index)[i] = len(rod_index if isinstance(b, RodBody) else link_index)
+        table = rod_index if isinstance(b, RodBody) else link_index
+        table[i] = len(table)
     body_group: dict[int, tuple[int, int]] = {}
     groups: list[_Group] = []
     for d in range(max(depth) + 1):

@@ -2,22 +2,52 @@
 
 A *scene* is a plain dict of numpy arrays in the world frame [m]:
 
-* ``backbone``: ``(p, 3)`` backbone points base to tip, ``radius``: ``(p,)`` radii;
+* ``backbone``: ``(p, 3)`` backbone points base to tip, ``radius``: ``(p,)`` radii (a
+  rod's scene; optional);
+* ``rods``: list of ``((p, 3) points, (p,) radii)`` further backbones, drawn like
+  ``backbone`` (a body tree's rod bodies; optional);
+* ``bodies``: list of ``(shape, (4, 4) pose, (3,) semi-axes, color)`` rigid bodies, shape
+  ``"ellipsoid"`` or ``"box"`` (semi-axes: half the edges) in the frame ``pose`` (optional);
+* ``dots``: list of ``((3,) position, color)`` unlabelled points (payloads; optional);
+* ``ground``: height ``z`` [m] of a ground plane drawn across the view (optional);
 * ``tendons``: list of ``(p, 3)`` tendon paths (optional);
 * ``markers``: list of ``(name, (3,) position, color)`` (targets, goals);
 * ``arrows``: list of ``((3,) start, (3,) vector, color)`` (goal directions; optional);
 * ``spheres``: list of ``((3,) centre, radius)`` obstacles (optional);
 * ``curves``: list of ``(name, (k, 3) points, color)`` polylines (reference paths, tip
   traces; optional);
-* ``title``: a caption (optional); ``line_width``: the backbone's width in points
-  (optional; default from the radius, sized for robots of some 10 cm);
+* ``title``: a caption (optional); ``line_width``: the backbones' width in points
+  (optional; default from the radius: ``backbone`` sized for robots of some 10 cm, ``rods``
+  at about their true diameter in the view);
 * ``bounds``: ``((xmin, xmax), (ymin, ymax), (zmin, zmax))`` view box (optional).
 
-:func:`scene_of_rod` builds the robot part from a model and ``q``; envs add their markers
+:func:`scene_of_rod` (rods) and :func:`scene_of_tree` (a
+:class:`~sorogym.models.BodyTree`: rod bodies, rigid links drawn as the uniform solid of their
+mass and inertia, :func:`link_shape`, payloads) build the robot part from a model and ``q``,
+:func:`scene_of_model` picks the right one; envs add their markers
 (``SoroEnv.render_scene``). :func:`render_rgb` draws a scene into an ``(H, W, 3)`` uint8
-array; :func:`write_gif` writes frames to a GIF with Pillow.
+array; :func:`write_png` and :func:`write_gif` write frames with Pillow;
+:func:`render_tree` draws (and saves) a tree in one call.
 """
 
-from ._scene import render_rgb, scene_of_rod, write_gif
+from ._scene import (
+    link_shape,
+    render_rgb,
+    render_tree,
+    scene_of_model,
+    scene_of_rod,
+    scene_of_tree,
+    write_gif,
+    write_png,
+)
 
-__all__ = ["render_rgb", "scene_of_rod", "write_gif"]
+__all__ = [
+    "render_rgb",
+    "render_tree",
+    "scene_of_model",
+    "scene_of_rod",
+    "scene_of_tree",
+    "link_shape",
+    "write_gif",
+    "write_png",
+]

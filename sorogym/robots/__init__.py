@@ -10,6 +10,33 @@
   (:func:`figure_eight_reference`).
 * Tendon-ring PCS arms of the reaching environments: :func:`tendon_ring_pcs`,
   :func:`ring_offsets`.
+* Body trees (:class:`~sorogym.models.BodyTree`) of tendon-driven soft parts
+  (:class:`TendonArm`): the floating :func:`inchworm` and :func:`brittle_star`, the
+  :func:`gripper`, the :func:`two_arm_platform`, the soft cart-pole :func:`cart_arm` and the
+  cable-driven :func:`spacer_arm`.
+
+Body-tree conventions: world z up, gravity ``(0, 0, -9.81)`` m/s^2, the ground plane
+``z = 0`` a reference for placement and drawing only (no contact model). Every soft part is
+a :class:`TendonArm` (a spatial PCS rod whose backbone leaves its body frame along the local
+x axis), tendon ``j`` at the cross-section angle ``tendon_angles_deg[j]`` from the local y
+axis towards the local z axis, bending the rod towards its side when pulled. Inputs ``u``:
+the rod bodies' tendon tensions [N] in declaration order, then the joint motors (force [N]
+or torque [N m]). Silicone (``E`` 0.3-1 MPa, 1070 kg/m^3, ``nu`` 0.5) with Kelvin-Voigt
+damping of retardation time ``tau = 3 eta / E`` = :data:`RETARDATION_TIME` (10 ms; 30 ms
+for the spacer arm's thin cores). Linearised about the neutral configuration (defaults;
+brittle star with two arms, spacer arm with two sections): the slowest elastic mode, its
+damping ratio, and the fastest pole (which bounds an explicit integrator's step):
+
+================  ===============  =========  ============
+robot              slowest mode     damping    fastest pole
+================  ===============  =========  ============
+inchworm           11.7 Hz          37 %       4300 1/s
+brittle_star       3.7 Hz           12 %       410 1/s
+gripper            5.9 Hz           16 %       1100 1/s
+two_arm_platform   2.3 Hz           10 %       170 1/s
+cart_arm           3.1 Hz           12 %       340 1/s
+spacer_arm         2.0 Hz           8 %        74 1/s
+================  ===============  =========  ============
 """
 
 from ._articulated import (
@@ -46,6 +73,31 @@ from ._conical_arm import (
     conical_tendon_arm,
 )
 from ._tendon_ring import ring_offsets, tendon_ring_pcs
+from ._tree_composites import (
+    CART_ARM,
+    CART_SIZE,
+    GRIPPER_FINGER,
+    GRIPPER_PALM,
+    PLATFORM_ARM,
+    PLATFORM_SIZE,
+    SPACER_DISC,
+    SPACER_SECTION,
+    cart_arm,
+    gripper,
+    spacer_arm,
+    two_arm_platform,
+)
+from ._trees import (
+    BRITTLE_STAR_ARM,
+    BRITTLE_STAR_HUB,
+    INCHWORM_BODY,
+    RETARDATION_TIME,
+    TendonArm,
+    box_inertia,
+    brittle_star,
+    disc_inertia,
+    inchworm,
+)
 
 __all__ = [
     "soft_pendulum",
@@ -77,4 +129,25 @@ __all__ = [
     "CONICAL_ARM_MARKERS",
     "ring_offsets",
     "tendon_ring_pcs",
+    "TendonArm",
+    "inchworm",
+    "brittle_star",
+    "gripper",
+    "two_arm_platform",
+    "cart_arm",
+    "spacer_arm",
+    "disc_inertia",
+    "box_inertia",
+    "INCHWORM_BODY",
+    "BRITTLE_STAR_ARM",
+    "GRIPPER_FINGER",
+    "PLATFORM_ARM",
+    "CART_ARM",
+    "SPACER_SECTION",
+    "RETARDATION_TIME",
+    "BRITTLE_STAR_HUB",
+    "GRIPPER_PALM",
+    "PLATFORM_SIZE",
+    "CART_SIZE",
+    "SPACER_DISC",
 ]

@@ -27,12 +27,10 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import diffrax
-import jax.numpy as jnp
 from jaxtyping import Array
 
 from ..models import SoftRobot
 from ..models._linalg import spd_solve
-
 
 #: ``applied_force(q, qd) -> tau`` ``(n,)``: the generalized force of the actuators and of
 #: any external load (contact, disturbances) at a state, the one way inputs reach the
