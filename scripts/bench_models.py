@@ -6,14 +6,21 @@ Sections (all measured in one process so the ratios are side by side):
   2. the SoRoMoX paper's Table IV rollouts (App. B-A: beam under planar and spatial loads, and
      tendon-driven): sorogym, soromox and PyElastica wall time and tip agreement;
   3. the largest fixed step of the environments' integrators that keeps the beam's tip
-     within 1 % of L of a fine Tsit5 reference.
+     within 1 % of L of a fine Tsit5 reference;
+  4. body trees (``trees``): the brittle star, gripper and floating inchworm of
+     :mod:`sorogym.robots` in float64 and float32 (sizes, forward dynamics, a 1 s
+     LinearTrapezoid rollout), the brittle star with 1-10 arms, and a free-floating PCS rod
+     against soromox's floating-base PCS.
 
-    .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs gvs articulated rollouts fast]
+    .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs gvs articulated rollouts fast trees]
 
 Writes results/bench/models_cpu[_quick].json (and, in full mode, models_cpu.md and the
-rollout section as results/comparison/table_iv.md). ``--quick`` (under two minutes on a
-2-core CPU) runs the PCS sections only, with 1 and 4 segments, 0.3 s horizons, the two beam
-cases and no converged-PCS reference runs.
+rollout section as results/comparison/table_iv.md); the tree section goes to its own
+results/bench/trees_cpu[_quick].json (and, in full mode, trees_cpu.md). ``--quick`` (under
+two minutes on a 2-core CPU) runs the PCS sections only, with 1 and 4 segments, 0.3 s
+horizons, the two beam cases and no converged-PCS reference runs; ``--quick --sections
+trees`` runs 0.3 s rollouts, 1, 5 and 10 arms and the 2-segment rod. The tree section is
+compile-bound: about 50 programs of 10-25 s each on a 2-core CPU.
 """
 
 import argparse
@@ -35,6 +42,7 @@ import soromox  # noqa: E402
 
 import sorogym as sg  # noqa: E402
 from sorogym.provenance import run_metadata  # noqa: E402
+from sorogym.robots import brittle_star, gripper, inchworm  # noqa: E402
 from sorogym.testing import soromox_twin, tip_agreement  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,16 +189,18 @@ def tip_fn_soromox(rob, model):
 
 
 def interleaved_per_call_us(fns, args, blocks, calls):
-    """Median per-call time [us] of each jitted fn; blocks of `calls` calls alternate."""
-    for f in fns:  # compile + warm up
+    """Median per-call time [us] of each jitted fn; blocks of `calls` calls alternate.
+    ``args``: the arguments of every fn (a tuple), or a list of one tuple per fn."""
+    per_fn = args if isinstance(args, list) else [args] * len(fns)
+    for f, a in zip(fns, per_fn, strict=True):  # compile + warm up
         for _ in range(10):
-            jax.block_until_ready(f(*args))
+            jax.block_until_ready(f(*a))
     samples = [[] for _ in fns]
     for _ in range(blocks):
-        for i, f in enumerate(fns):
+        for i, (f, a) in enumerate(zip(fns, per_fn, strict=True)):
             t0 = time.perf_counter()
             for _ in range(calls):
-                out = f(*args)
+                out = f(*a)
             jax.block_until_ready(out)
             samples[i].append((time.perf_counter() - t0) / calls * 1e6)
     return [float(np.median(s)) for s in samples]
@@ -246,6 +256,18 @@ def jit_forward_dynamics_loop(robot, evals=LOOP_EVALS):
     return jax.jit(lambda y, u: jax.lax.fori_loop(0, evals, lambda i, y: body(i, y, u), y))
 
 
+def forward_dynamics_times(robots, args, blocks, calls, fns=None):
+    """``(per call [us], per in-loop evaluation [us])`` of each robot's forward dynamics,
+    measured side by side: alternating blocks of ``calls`` jitted calls, then alternating
+    blocks of 2 compiled loops of :data:`LOOP_EVALS` evaluations. ``args``: ``(y, u)`` for
+    every robot, or a list of one per robot; ``fns``: the robots' already jitted
+    single-state calls (default: :func:`jit_forward_dynamics`)."""
+    fns = fns or [jit_forward_dynamics(r) for r in robots]
+    per_call = interleaved_per_call_us(fns, args, blocks, calls)
+    loops = [jit_forward_dynamics_loop(r) for r in robots]
+    return per_call, [t / LOOP_EVALS for t in interleaved_per_call_us(loops, args, blocks, 2)]
+
+
 def forward_dynamics_row(label, size, model, blocks, calls, input_scale=0.0, rtol=None):
     """Per-call and in-loop forward-dynamics times of ``model`` and its soromox twin at one
     random state, measured side by side. Inputs: zero, or (``input_scale > 0``) random
@@ -261,9 +283,7 @@ def forward_dynamics_row(label, size, model, blocks, calls, input_scale=0.0, rto
     rel = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
     if rtol is not None:
         assert rel <= rtol, f"{label} N={size}: sorogym and soromox forward dynamics differ by {rel:.1e} (> {rtol:g})"
-    t_sg, t_mx = interleaved_per_call_us([f_sg, f_mx], (y, u), blocks, calls)
-    loops = [jit_forward_dynamics_loop(m) for m in (model, rob)]
-    l_sg, l_mx = (t / LOOP_EVALS for t in interleaved_per_call_us(loops, (y, u), blocks, 2))
+    (t_sg, t_mx), (l_sg, l_mx) = forward_dynamics_times([model, rob], (y, u), blocks, calls, fns=[f_sg, f_mx])
     print(
         f"  forward dynamics {label} N={size}: per call {t_sg:.1f} us vs {t_mx:.1f} us, "
         f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us",
@@ -537,6 +557,256 @@ def bench_fast_integrator(t1, candidates, ref_dt, reps, elastica_s):
     return rows
 
 
+# -- 4. body trees -----------------------------------------------------------------------------
+
+TREE_ROBOTS = {"brittle_star": brittle_star, "gripper": gripper, "inchworm": inchworm}  # default builds
+TREE_DTYPES = {"float64": jnp.float64, "float32": jnp.float32}
+TREE_SOLVER = "LinearTrapezoid"  # the environments' fixed-step scheme (K and D constant in a tree too)
+TREE_DT = 1e-3  # s
+TREE_TENSION = 0.5  # N, constant, on tendon 0 of every soft part (motors at zero)
+TREE_ARMS = (1, 2, 5, 10)
+# The free rod timed against soromox: the segments of the PCS rows above, backbone along the
+# body's local x like soromox's floating PCS, all six strains, 5 Gauss points, Earth gravity.
+FLOATING_ROD = dict(seg_length=0.15, radius=0.01, density=1000.0, young=1e6, nu=0.5, eta=100.0)
+
+
+def tree_state(model, seed):
+    """A random valid state ``[q, qd]`` in the model's dtype: the neutral configuration moved
+    by ``retract`` along 0.1 x a standard normal, velocities 0.1 x a standard normal."""
+    rng = np.random.default_rng(seed)
+    q0 = model.neutral_configuration()
+    dq, qd = (jnp.asarray(0.1 * rng.normal(size=model.num_dofs), q0.dtype) for _ in range(2))
+    return jnp.concatenate([model.retract(q0, dq), qd])
+
+
+def tree_input(model, tension=TREE_TENSION):
+    """``TREE_TENSION`` on the first tendon of every rod body (in body order), zero elsewhere."""
+    u, start = np.zeros(model.num_actuators), 0
+    for name in model.body_names:
+        try:
+            rod = model.rod(name)
+        except ValueError:  # a rigid link: no tendons
+            continue
+        u[start] = tension
+        start += rod.num_actuators
+    return jnp.asarray(u, model.neutral_configuration().dtype)
+
+
+def bench_tree_robots(blocks, calls, horizon, reps):
+    """The named trees in float64 and float32: sizes, forward dynamics per call and per
+    in-loop evaluation (all six variants side by side), and a rollout of ``horizon`` s on
+    :data:`TREE_SOLVER` at :data:`TREE_DT` from rest at the neutral configuration with
+    :func:`tree_input` (wall time median of ``reps`` interleaved post-compile calls)."""
+    ts = jnp.asarray(save_times(horizon))
+    solver = getattr(sg.sim, TREE_SOLVER)
+    rollout = eqx.filter_jit(
+        lambda m, y, u: sg.sim.rollout_to(m, y, horizon, u=u, solver=solver(m), solver_dt=TREE_DT, save_ts=ts).ys
+    )
+    cases = {}
+    for name, build in TREE_ROBOTS.items():
+        for tag, dtype in TREE_DTYPES.items():
+            model = build(dtype=dtype)
+            y = tree_state(model, seed=len(cases))
+            cases[(name, tag)] = (model, y, tree_input(model))
+    robots = [c[0] for c in cases.values()]
+    per_call, loop = forward_dynamics_times(robots, [(y, u) for _, y, u in cases.values()], blocks, calls)
+    jobs = {}
+    for (name, tag), (model, _, u) in cases.items():
+        y0 = jnp.concatenate([model.neutral_configuration(), jnp.zeros(model.num_dofs, u.dtype)])
+        jobs[f"{name}/{tag}"] = (rollout, (model, y0, u))
+    runs = timed_jobs(jobs, reps)
+    rows = []
+    for i, ((name, tag), (model, _, _)) in enumerate(cases.items()):
+        first, wall, ys = runs[f"{name}/{tag}"]
+        finite = bool(np.all(np.isfinite(ys)))
+        poses = np.asarray(model.body_poses(jnp.asarray(ys[-1, : model.num_positions])))  # eager: once
+        rows.append(
+            {
+                "robot": name,
+                "dtype": tag,
+                "num_bodies": model.num_bodies,
+                "nq": model.num_positions,
+                "num_dofs": model.num_dofs,
+                "num_inputs": model.num_actuators,
+                "call_us": per_call[i],
+                "loop_us": loop[i],
+                "rollout_s": wall,
+                "rollout_compile_s": first - wall,
+                "rollout_steps": int(round(horizon / TREE_DT)),
+                "rollout_finite": finite,
+                "output_dtype": str(ys.dtype),
+                "final_root_position": poses[0, :3, 3].tolist(),
+            }
+        )
+        assert finite, f"{name} ({tag}): the {horizon} s rollout at dt = {TREE_DT:g} is not finite"
+        print(
+            f"  tree {name} {tag}: n {model.num_dofs}, per call {per_call[i]:.1f} us, in a loop {loop[i]:.1f} us, "
+            f"rollout {wall:.3f} s",
+            flush=True,
+        )
+    return rows
+
+
+def bench_tree_scaling(blocks, calls, arms=TREE_ARMS):
+    """The brittle star with ``arms`` arms (float64), side by side: per-evaluation cost and
+    its ratio to the arm count, against the one-arm star."""
+    models = [brittle_star(num_arms=k, dtype=jnp.float64) for k in arms]
+    args = [(tree_state(m, seed=k), tree_input(m)) for k, m in zip(arms, models, strict=True)]
+    per_call, loop = forward_dynamics_times(models, args, blocks, calls)
+    rows = []
+    for k, m, c, lp in zip(arms, models, per_call, loop, strict=True):
+        rows.append(
+            {
+                "arms": k,
+                "num_bodies": m.num_bodies,
+                "num_dofs": m.num_dofs,
+                "call_us": c,
+                "loop_us": lp,
+                "loop_us_per_arm": lp / k,
+                "loop_us_per_dof": lp / m.num_dofs,
+                "loop_vs_1_arm": lp / loop[0],
+                "dofs_vs_1_arm": m.num_dofs / models[0].num_dofs,
+            }
+        )
+        print(f"  brittle star, {k} arms: n {m.num_dofs}, in a loop {lp:.1f} us ({lp / k:.1f} us per arm)", flush=True)
+    return rows
+
+
+def floating_rod_pair(num_segments, seed):
+    """A free-floating PCS rod with no hub in sorogym (a :class:`~sorogym.BodyTree` of one
+    passive rod on a free joint) and soromox (``PCS.from_links(..., floating_base=True)``),
+    with the same random state in each library's layout, and the relative difference of their
+    accelerations. Ours: ``q = [p, quat (w first), q_rod]``, ``qd = [w_body, v_body, qd_rod]``;
+    soromox: ``q = [quat (w last), p, q_rod]``, ``qd = [R w_body, R v_body, qd_rod]`` (world
+    frame), so ``qdd_soromox = T qdd + [0, R (w_body x v_body), 0]``, ``T = diag(R, R, 1)``."""
+    from scipy.spatial.transform import Rotation
+
+    b, N = FLOATING_ROD, num_segments
+    G = b["young"] / (2 * (1 + b["nu"]))
+    params = sg.RodParams.create(
+        length=[b["seg_length"]] * N,
+        radius=b["radius"],
+        density=b["density"],
+        young_modulus=b["young"],
+        poisson_ratio=b["nu"],
+        damping=b["eta"],
+        mounting="horizontal",
+        dtype=jnp.float64,
+    )
+    ours = sg.BodyTree(
+        [sg.RodBody("rod", sg.PCS(params), joint=sg.Joint.free(), actuated=False)], gravity=(0.0, 0.0, -G_ACC)
+    )
+    links = [
+        soromox.LinkSpec.circular(
+            length=b["seg_length"],
+            radius=b["radius"],
+            density=b["density"],
+            reference_strain=np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
+            young_modulus=b["young"],
+            shear_modulus=G,
+            material_damping_coefficient=b["eta"],
+        )
+        for _ in range(N)
+    ]
+    rob = soromox.PCS.from_links(
+        links,
+        structure=soromox.PCSStructure(num_gauss_points=5),
+        gravity=jnp.array([0.0, 0.0, -G_ACC]),
+        floating_base=True,
+        backend="jax",  # "auto" would pick soromox's Warp kernels on a GPU
+    )
+    rng = np.random.default_rng(seed)
+    nr = 6 * N
+    R = Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
+    p, q_rod = rng.uniform(-0.5, 0.5, 3), 0.1 * rng.normal(size=nr)
+    w, v, qd_rod = (0.1 * rng.normal(size=k) for k in (3, 3, nr))
+    T = np.eye(6 + nr)
+    T[:3, :3] = T[3:6, 3:6] = R
+    quat = Rotation.from_matrix(R).as_quat(scalar_first=True)
+    y = jnp.asarray(np.concatenate([p, quat, q_rod, w, v, qd_rod]))
+    y_mx = jnp.asarray(np.concatenate([np.roll(quat, -1), p, q_rod, T @ np.concatenate([w, v, qd_rod])]))
+    u, u_mx = jnp.zeros(0), jnp.zeros(rob.num_velocities - 6)  # ours passive; soromox: identity actuation, zero
+    nq = ours.num_positions
+    qdd = np.asarray(jit_forward_dynamics(ours)(y, u))[nq:]
+    qdd_mx = np.asarray(jit_forward_dynamics(rob)(y_mx, u_mx))[nq:]
+    drift = np.zeros(6 + nr)
+    drift[3:6] = R @ np.cross(w, v)
+    rel = float(np.max(np.abs(T @ qdd + drift - qdd_mx)) / np.max(np.abs(qdd_mx)))
+    return ours, rob, (y, u), (y_mx, u_mx), rel
+
+
+def bench_floating_rod(blocks, calls, segments=(2, 4)):
+    """Forward dynamics of the free rod (:func:`floating_rod_pair`) in sorogym and soromox,
+    side by side, as the rows of section 1 (``speedup`` = soromox time / ours)."""
+    rows = []
+    for N in segments:
+        ours, rob, args, args_mx, rel = floating_rod_pair(N, seed=N)
+        (t_sg, t_mx), (l_sg, l_mx) = forward_dynamics_times([ours, rob], [args, args_mx], blocks, calls)
+        rows.append(
+            {
+                "model": "free PCS rod",
+                "segments": N,
+                "nq": ours.num_positions,
+                "num_dofs": ours.num_dofs,
+                "sorogym_us": t_sg,
+                "soromox_us": t_mx,
+                "speedup": t_mx / t_sg,
+                "sorogym_loop_us": l_sg,
+                "soromox_loop_us": l_mx,
+                "speedup_loop": l_mx / l_sg,
+                "max_rel_diff": rel,
+            }
+        )
+        print(
+            f"  free rod N={N}: per call {t_sg:.1f} us vs soromox {t_mx:.1f} us, "
+            f"in a loop {l_sg:.1f} us vs {l_mx:.1f} us (rel. diff {rel:.1e})",
+            flush=True,
+        )
+    return rows
+
+
+def bench_trees(quick, blocks, calls=50):
+    """Section 4 (:func:`bench_tree_robots`, :func:`bench_tree_scaling`,
+    :func:`bench_floating_rod`), with the load average before and after."""
+    t0, load_start = time.perf_counter(), list(os.getloadavg())
+    horizon = 0.3 if quick else 1.0
+    result = {
+        "settings": {
+            "robots": {k: f"sorogym.robots.{k}() (defaults)" for k in TREE_ROBOTS},
+            "rollout": f"{horizon:g} s from rest at the neutral configuration, sorogym.sim.rollout_to with "
+            f"{TREE_SOLVER}(model) at dt = {TREE_DT:g} s, saves every {SAVE_DT:g} s, {TREE_TENSION:g} N on "
+            "tendon 0 of every rod body, motors at zero; no contact (the floating robots fall freely)",
+            "forward_dynamics": f"random valid state (seeded); per call: alternating blocks of {calls} jitted calls, "
+            f"{blocks} blocks, medians; in loop: {LOOP_EVALS} chained evaluations in one compiled fori_loop, "
+            "alternating blocks of 2 loops; every table's rows measured side by side",
+            "floating_rod": {**FLOATING_ROD, "gauss_points": 5, "strains": "all six", "gravity": [0, 0, -G_ACC]},
+        },
+        "loadavg_start": load_start,  # 1/5/15 min, as `uptime`; the machine may be shared
+    }
+    parts = {
+        "robots": lambda: bench_tree_robots(blocks, calls, horizon, reps=1 if quick else 3),
+        "scaling": lambda: bench_tree_scaling(blocks, calls, arms=(1, 5, 10) if quick else TREE_ARMS),
+        "floating_rod_vs_soromox": lambda: bench_floating_rod(blocks, calls, segments=(2,) if quick else (2, 4)),
+    }
+    result["loadavg_after"], result["wall_s_of"] = {}, {}
+    for key, run in parts.items():
+        print(f"  {key} ({time.perf_counter() - t0:.0f} s into the section)", flush=True)
+        t_part = time.perf_counter()
+        result[key] = run()
+        result["wall_s_of"][key] = time.perf_counter() - t_part
+        result["loadavg_after"][key] = list(os.getloadavg())
+    result["loadavg_end"] = list(os.getloadavg())
+    result["wall_s"] = time.perf_counter() - t0
+    rod, scaling = result["floating_rod_vs_soromox"], result["scaling"]
+    result["summary"] = {
+        "floating_rod_speedup_vs_soromox": {r["segments"]: r["speedup"] for r in rod},
+        "floating_rod_speedup_vs_soromox_loop": {r["segments"]: r["speedup_loop"] for r in rod},
+        "brittle_star_loop_us_per_arm": {r["arms"]: r["loop_us_per_arm"] for r in scaling},
+        "all_rollouts_finite": all(r["rollout_finite"] for r in result["robots"]),
+    }
+    return result
+
+
 # -- output ----------------------------------------------------------------------------------
 
 
@@ -580,6 +850,30 @@ FI_COLS = [
     ("pyelastica_s", "PyElastica [s]", ".2f"),
     ("speedup_vs_pyelastica", "x PyElastica", ".3g"),
 ]
+
+TREE_COLS = [
+    ("robot", "robot", ""),
+    ("dtype", "dtype", ""),
+    ("num_bodies", "bodies", "d"),
+    ("nq", "nq", "d"),
+    ("num_dofs", "n", "d"),
+    ("call_us", "per call [us]", ".1f"),
+    ("loop_us", "in loop [us]", ".1f"),
+    ("rollout_s", "rollout [s]", ".3f"),
+    ("rollout_compile_s", "rollout compile [s]", ".1f"),
+]
+SCALING_COLS = [
+    ("arms", "arms", "d"),
+    ("num_bodies", "bodies", "d"),
+    ("num_dofs", "n", "d"),
+    ("call_us", "per call [us]", ".1f"),
+    ("loop_us", "in loop [us]", ".1f"),
+    ("loop_us_per_arm", "in loop per arm [us]", ".1f"),
+    ("loop_us_per_dof", "in loop per DOF [us]", ".2f"),
+    ("loop_vs_1_arm", "time / 1-arm time", ".2f"),
+    ("dofs_vs_1_arm", "n / 1-arm n", ".2f"),
+]
+FLOATING_COLS = FD_COLS[:2] + [("num_dofs", "n", "d")] + FD_COLS[2:]
 
 
 def flat_rollout(row):
@@ -663,6 +957,34 @@ def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None)
         ]
     if fast:
         md += ["**Fast integrators (largest dt with tip error <= 1 % of L)**", "", markdown_table(fast, FI_COLS), ""]
+    path.write_text("\n".join(md))
+    print(f"wrote {path}")
+
+
+def write_tree_markdown(path, info, trees):
+    """The tree section's three tables (same run)."""
+    md = [
+        f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), jax {info['versions']['jax']}, "
+        f"git {str(info['git_revision'])[:8]}, load average {trees['loadavg_start'][0]:.1f} at the start and "
+        f"{trees['loadavg_end'][0]:.1f} at the end; section wall time {trees['wall_s']:.0f} s.",
+        "",
+        f"**Named trees** (default builds): forward dynamics per call (jitted single-state call, incl. "
+        f"dispatch) and per evaluation inside a compiled loop of {LOOP_EVALS} chained evaluations, all rows side "
+        f"by side; rollout: {trees['settings']['rollout']} (median after compilation).",
+        "",
+        markdown_table(trees["robots"], TREE_COLS),
+        "",
+        "**Scaling**: the brittle star with 1-10 arms, float64, side by side.",
+        "",
+        markdown_table(trees["scaling"], SCALING_COLS),
+        "",
+        "**Free-floating PCS rod against soromox** (float64, all six strains, no hub mass; soromox "
+        "`PCS.from_links(..., floating_base=True)`; speedup = soromox time / sorogym time; rel. diff: "
+        "accelerations mapped to one convention).",
+        "",
+        markdown_table(trees["floating_rod_vs_soromox"], FLOATING_COLS),
+        "",
+    ]
     path.write_text("\n".join(md))
     print(f"wrote {path}")
 
@@ -760,8 +1082,8 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
     ]
 
 
-SECTIONS = ("pcs", "gvs", "articulated", "rollouts", "fast")
-QUICK_SECTIONS = ("pcs", "rollouts", "fast")  # the PCS core; GVS and the chain on request
+SECTIONS = ("pcs", "gvs", "articulated", "rollouts", "fast", "trees")
+QUICK_SECTIONS = ("pcs", "rollouts", "fast")  # the PCS core; GVS, the chain and the trees on request
 QUICK_ROLLOUT_CASES = ("beam_planar_pcs", "beam_spatial_pcs")
 
 
@@ -775,7 +1097,8 @@ def main():
         default=None,
         help="run only these sections (default: all; with --quick: "
         f"{' '.join(QUICK_SECTIONS)}); a partial run writes "
-        "models_cpu_<sections>.{json,md} and leaves the full-run files alone",
+        "models_cpu_<sections>.{json,md} and leaves the full-run files alone; trees always writes "
+        "trees_cpu[_quick].json (and trees_cpu.md)",
     )
     args = ap.parse_args()
     quick = args.quick
@@ -791,7 +1114,7 @@ def main():
     info = meta(quick, notes)
     t_start = time.perf_counter()
     fd, gvs, arti, rollouts, fast = [], [], [], [], []
-    floor = None
+    floor = trees = None
     if "pcs" in sections:
         print("[pcs] forward dynamics", flush=True)
         fd = bench_forward_dynamics(blocks=blocks, segments=(1, 4) if quick else (1, 2, 4))
@@ -820,6 +1143,9 @@ def main():
             else elastica_rollout("beam_spatial_pcs", t_fast)[0]
         )
         fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
+    if "trees" in sections:
+        print(f"[trees] body trees and floating bases ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
+        trees = bench_trees(quick, blocks)
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
     summary = {}
@@ -845,10 +1171,17 @@ def main():
     }
     out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    default = list(QUICK_SECTIONS if quick else SECTIONS)
-    stem = "models_cpu" + ("" if sections == default else "_" + "_".join(sections)) + ("_quick" if quick else "")
+    if trees is not None:  # its own file, whatever else ran
+        tree_path = out_dir / ("trees_cpu_quick.json" if quick else "trees_cpu.json")
+        tree_path.write_text(json.dumps({"meta": info, **trees}, indent=2) + "\n")
+    # the model files, named by the other sections
+    model_sections = [x for x in sections if x != "trees"]
+    default = [x for x in (QUICK_SECTIONS if quick else SECTIONS) if x != "trees"]
+    stem = "models_cpu" + ("" if model_sections == default else "_" + "_".join(model_sections))
+    stem += "_quick" if quick else ""
     path = out_dir / f"{stem}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    if model_sections:
+        path.write_text(json.dumps(result, indent=2) + "\n")
     ro_rows = [flat_rollout(r) for r in rollouts]
     print()
     if fd:
@@ -866,6 +1199,18 @@ def main():
             text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)", fast, FI_COLS),
             end="\n\n",
         )
+    if trees is not None:
+        print(text_table("Body trees: forward dynamics and rollouts", trees["robots"], TREE_COLS), end="\n\n")
+        print(text_table("Brittle star scaling (float64)", trees["scaling"], SCALING_COLS), end="\n\n")
+        print(
+            text_table("Free PCS rod, sorogym vs soromox (float64)", trees["floating_rod_vs_soromox"], FLOATING_COLS),
+            end="\n\n",
+        )
+        print(f"wrote {tree_path}")
+        if not quick:
+            write_tree_markdown(out_dir / "trees_cpu.md", info, trees)
+    if not model_sections:
+        return
     print("summary: " + json.dumps(summary, indent=1) + f"\nwrote {path}")
     if not quick:
         write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam, floor)

@@ -101,7 +101,11 @@ def random_state(tree, rng, scale=0.4):
 
 @pytest.fixture(scope="module")
 def tree():
-    return random_tree(0)
+    """The random tree with a link in place of the GVS rod: GVS kernels triple the compile
+    time of every function below; GVS bodies are checked against the serial GVS in
+    ``test_one_branch_trees_equal_the_serial_models`` and inside a floating tree in
+    ``test_gvs_body_in_a_floating_tree``."""
+    return random_tree(0, gvs=False)
 
 
 @jax.jit
@@ -128,13 +132,10 @@ def _rel(a, b):
 
 def test_structure_layout_and_batching(tree):
     s = tree.structure
-    assert (tree.num_positions, tree.num_dofs) == (
-        tree.num_dofs + 1 + 1,
-        6 + 2 * 6 + 2 + tree.rod("gvs").num_dofs + 1 + 1 + 3,
-    )
+    assert (tree.num_positions, tree.num_dofs) == (tree.num_dofs + 1 + 1, 6 + 2 * 6 + 2 + 1 + 1 + 3)
     assert tree.num_actuators == 2 * 3 + 2  # the arms' tendons, then the two motors
     rod_groups = [g for g in s.groups if g.kind == "rod"]
-    assert sorted(len(g.bodies) for g in rod_groups) == [1, 2]  # identical arms form one group
+    assert sorted(len(g.bodies) for g in rod_groups) == [2]  # identical arms form one group
     q_idx, v_idx = tree.coordinate_slices("hub")
     assert q_idx.tolist() == list(range(7)) and v_idx.tolist() == list(range(6))
     assert tree.neutral_configuration()[3:7].tolist() == pytest.approx(
@@ -192,7 +193,7 @@ def test_contract_identities_by_ad(tree, seed):
 @jax.jit
 def _point(tree, q, qd, s):
     out = {}
-    for body in ("slider", "ball"):  # behind a site on a PCS arm and on the GVS rod
+    for body in ("slider", "ball"):  # behind a site on a PCS arm, behind a universal joint
         f = tree._point_frames(q, qd, s, body, True)
         g = ops_pose(f)
         out[body] = (
@@ -225,6 +226,32 @@ def test_jacobians_twists_and_their_rates_by_ad(tree):
         assert _rel(Ji @ qd, np.concatenate([R @ twist[:3], R @ twist[3:]])) < 1e-10, body
         assert _rel(eta, Jb @ qd) < 1e-12, body
         assert _rel(acc, dJb @ qd) < 1e-10, body
+
+
+def test_gvs_body_in_a_floating_tree():
+    """The random tree with its GVS rod (a site on it carries the ball): J of the ball against
+    the pose's derivative along the retraction, and M as the twists' kinetic energy."""
+    tree = random_tree(12)
+    assert sorted(len(g.bodies) for g in tree.structure.groups if g.kind == "rod") == [1, 2]
+    rng = np.random.default_rng(12)
+    q, qd = random_state(tree, rng)
+
+    @jax.jit
+    def check(tree, q, qd):
+        f = tree._point_frames(q, qd, 0.0, "ball", False)
+        dg = jax.jvp(lambda e: tree.forward_kinematics(tree.retract(q, e * qd), 0.0, body="ball"), (0.0,), (1.0,))[1]
+        diag, full = tree._mass_points(q, qd, True)
+        kinetic = sum(0.5 * jnp.sum(m * f_.cols[:, f_.length] ** 2) for f_, m in diag)
+        kinetic += sum(
+            0.5 * jnp.einsum("dx,dex,ex->", f_.cols[:, f_.length], I6, f_.cols[:, f_.length]) for f_, I6, _, _ in full
+        )
+        return ops_pose(f), dg, tree._to_frame(f, "body")[..., 0], kinetic, tree.inertia_matrix(q)
+
+    g, dg, Jb, kinetic, M = (np.asarray(x) for x in check(tree, q, qd))
+    body_twist = np.linalg.solve(g, dg)
+    twist = np.concatenate([[body_twist[2, 1], body_twist[0, 2], body_twist[1, 0]], body_twist[:3, 3]])
+    assert _rel(Jb @ qd, twist) < 1e-10
+    assert abs(kinetic - 0.5 * qd @ M @ qd) < 1e-12 * kinetic
 
 
 def _euclidean_tree(seed):

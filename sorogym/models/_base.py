@@ -189,8 +189,9 @@ class SoftRobot(eqx.Module):
         ``tau_ext``: ``(n,)``); ``dq/dt`` is :meth:`configuration_rate` (``qd`` on vector
         spaces). Fused: ``M`` and ``C qd + G`` from one kinematics pass
         (:meth:`inertia_and_bias`), a Cholesky solve, never an explicit inverse. Models on
-        manifolds evaluate at :meth:`project_state` of ``y``."""
-        q, qd = self.split_state(y)
+        manifolds evaluate at :meth:`project_state` of ``y`` (every stage of a diffrax
+        solver sees unit quaternions)."""
+        q, qd = self.split_state(self.project_state(y))
         M, bias = self.inertia_and_bias(q, qd)
         rhs = self.generalized_force(q, *actuation_args) - bias - self.elastic_force(q) - self.damping_force(qd)
         return jnp.concatenate([self.configuration_rate(q, qd), spd_solve(M, rhs)])
