@@ -562,6 +562,8 @@ def bench_fast_integrator(t1, candidates, ref_dt, reps, elastica_s):
 TREE_ROBOTS = {"brittle_star": brittle_star, "gripper": gripper, "inchworm": inchworm}  # default builds
 TREE_DTYPES = {"float64": jnp.float64, "float32": jnp.float32}
 TREE_SOLVER = "LinearTrapezoid"  # the environments' fixed-step scheme (K and D constant in a tree too)
+# 1e-3 s: over 1 s the last rod tip stays within 0.01 mm (star, gripper) and 0.6 mm (inchworm) of a
+# 1e-4 s run; SemiImplicitEuler diverges on the gripper at 2e-3 s.
 TREE_DT = 1e-3  # s
 TREE_TENSION = 0.5  # N, constant, on tendon 0 of every soft part (motors at zero)
 TREE_ARMS = (1, 2, 5, 10)
