@@ -85,7 +85,7 @@ def random_tree(seed: int = 0, floating: bool = True, damping=(0.0, 20.0), gravi
     bodies += [
         link("hinge", 0.05, "arm1", hinge, at=0.05),
         link("slider", 0.04, "hinge", sg.Joint.prismatic(rng.normal(size=3), stiffness=5.0, damping=0.1)),
-        link("ball", 0.03, "gvs", sg.Joint.spherical(), at=0.1),
+        link("ball", 0.03, "gvs", sg.Joint.spherical(), at=0.05),
     ]
     payloads = [
         sg.Payload("arm1", 0.02, at=0.07, position=(0.0, 0.01, 0.0)),
