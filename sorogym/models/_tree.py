@@ -41,7 +41,7 @@ The trace holds one short sequence of operations per group, whatever the number 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple, final
+from typing import Any, ClassVar, final
 
 import equinox as eqx
 import jax
@@ -61,118 +61,19 @@ from ._joints import (
 )
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps as ops
+from ._tree_frames import (
+    _attach,
+    _Frames,
+    _GroupFrames,
+    _repeat,
+    _scatter_blocks,
+    _scatter_columns,
+    _spatial_inertia,
+    _take,
+)
 from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _Structure, build
 
 __all__ = ["BodyTree", "Payload", "RigidLink", "RodBody", "TreeParams"]
-
-
-# -- body descriptions ---------------------------------------------------------------------
-
-
-class _Frames(NamedTuple):
-    """Frames at ``X`` points, batch-minor: ``R (3, 3, X)``, ``p (3, X)`` and the columns
-    ``(6, L + 2, X)`` = ``[J_path, eta, dJ/dt qd]`` (body frame), where ``J_path`` holds
-    only the ``L`` columns of the coordinates on the point's path to the root (the others
-    are zero); ``path`` ``(G, L)`` (static) names them, the points being ``G`` bodies'
-    (``X = G P``, body-major)."""
-
-    R: Array
-    p: Array
-    cols: Array
-    path: tuple
-
-    @property
-    def length(self) -> int:
-        return self.cols.shape[1] - 2
-
-    def blocks(self, values: Array) -> Array:
-        """``(..., X)`` -> ``(..., G, P)``."""
-        G = max(len(self.path), 1)
-        return values.reshape(*values.shape[:-1], G, values.shape[-1] // G)
-
-
-class _GroupFrames(NamedTuple):
-    root: _Frames  # body frames (X = G)
-    points: _Frames | None  # rod quadrature points (X = G P), body-major
-
-
-def _take(frames: _Frames, idx) -> _Frames:
-    """The frames of the bodies ``idx`` (one point per body)."""
-    idx = np.asarray(idx, dtype=int)
-    path = tuple(frames.path[i] for i in idx)
-    return _Frames(frames.R[..., idx], frames.p[..., idx], frames.cols[..., idx], path)
-
-
-def _attach(base: _Frames, R: Array, p: Array, own: Array, rel: Array, dphi: Array, own_path, with_velocity):
-    """Frames of points moved by local transforms ``(R, p)`` ``(.., X)`` from their bases
-    (one per point), whose relative twist is ``own qd_own`` with the local columns ``own``
-    ``(6, k, X)`` of coordinates ``own_path`` ``(G, k)``; ``rel`` ``(6, 1, X)`` is the
-    relative twist and ``dphi`` ``(6, 1, X)`` the rate of the local columns times the
-    velocities. The path of the result is the base's followed by ``own_path``::
-
-        J = [Ad_h^-1 J_base, own],   eta = Ad_h^-1 eta_base + rel,
-        dJ/dt qd = Ad_h^-1 (dJ/dt qd)_base + [eta, rel] + dphi
-    """
-    Rn, pn = ops.compose(base.R, base.p, R, p)
-    moved = ops.adjoint_inverse_apply(R, p, base.cols)
-    L = base.length
-    eta = moved[:, L : L + 1] + rel
-    acc = moved[:, L + 1 :] + dphi
-    if with_velocity:
-        acc = acc + ops.bracket(eta, rel)
-    cols = jnp.concatenate([moved[:, :L], own, eta, acc], axis=1)
-    path = tuple(tuple(a) + tuple(b) for a, b in zip(base.path, own_path, strict=True))
-    return _Frames(Rn, pn, cols, path)
-
-
-def _widen(cols: Array, extra: int) -> Array:
-    """Columns ``(6, L + 2, X)`` -> ``(6, L + extra + 2, X)`` with zero columns for
-    ``extra`` coordinates appended to the path (a rod's own, zero at its body frame)."""
-    L = cols.shape[1] - 2
-    zeros = jnp.zeros((6, extra, cols.shape[2]), cols.dtype)
-    return jnp.concatenate([cols[:, :L], zeros, cols[:, L:]], axis=1)
-
-
-def _repeat(frames: _Frames, times: int) -> _Frames:
-    """Every frame repeated ``times`` times along the points (same path per body)."""
-    return _Frames(*(jnp.repeat(x, times, axis=-1) for x in frames[:3]), frames.path)
-
-
-def _scatter_columns(f: _Frames, n: int) -> Array:
-    """Full body Jacobians ``(6, n, X)`` from path columns."""
-    out = jnp.zeros((6, n, f.cols.shape[-1]), f.cols.dtype)
-    if f.length == 0:  # a body fixed to the world: no coordinate moves it
-        return out
-    J = f.blocks(f.cols[:, : f.length])  # (6, L, G, P)
-    idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
-    out = out.reshape(6, n, *J.shape[2:])
-    for g in range(idx.shape[0]):
-        out = out.at[:, idx[g], g].set(J[:, :, g])
-    return out.reshape(6, n, -1)
-
-
-def _scatter_blocks(target: Array, f: _Frames, blocks: Array) -> Array:
-    """Add per-body blocks ``(G, L)`` or ``(G, L, L)`` on the path coordinates to ``target``
-    ``(n,)`` or ``(n, n)``."""
-    if f.length == 0:  # a body fixed to the world contributes nothing
-        return target
-    idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
-    if blocks.ndim == 2:
-        return target.at[idx].add(blocks)
-    return target.at[idx[:, :, None], idx[:, None, :]].add(blocks)
-
-
-def _spatial_inertia(mass: Array, com: Array, inertia: Array) -> Array:
-    """``(6, 6, X)`` inertia at the frame origin for body twists ``[w; v]`` (batch-minor):
-    ``[[I_c + m [c]^T [c], m [c]], [-m [c], m 1]]``."""
-    c0, c1, c2 = com[0], com[1], com[2]
-    z = jnp.zeros_like(c0)
-    C = jnp.stack([jnp.stack([z, -c2, c1]), jnp.stack([c2, z, -c0]), jnp.stack([-c1, c0, z])])  # (3, 3, X)
-    CtC = jnp.einsum("kix,kjx->ijx", C, C)
-    top = jnp.concatenate([inertia + mass * CtC, mass * C], axis=1)
-    eye = jnp.eye(3, dtype=mass.dtype)[:, :, None]
-    bottom = jnp.concatenate([-mass * C, mass * eye], axis=1)
-    return jnp.concatenate([top, bottom], axis=0)
 
 
 @final
@@ -203,6 +104,8 @@ class BodyTree(SoftRobot):
     _group_rods: tuple  # per group: stacked rod models (rod groups) or None
     _stiffness: Array
     _damping: Array
+    _stiffness_q: Array  # (n, nq): S e(q) = S_q q - S e_rest
+    _stiffness_rest: Array  # (n,): S e_rest
     elastic_is_affine: ClassVar[bool] = True
     planar: ClassVar[bool] = False
     ops: ClassVar = ops
@@ -236,6 +139,7 @@ class BodyTree(SoftRobot):
                 stacked.append(None)
         self._group_rods = tuple(stacked)
         self._stiffness, self._damping = self._elastic_matrices()
+        self._stiffness_q, self._stiffness_rest = self._elastic_map()
         self.actuation = self._make_actuation(motor_pairs)
 
     # -- structure ---------------------------------------------------------------------------
@@ -316,6 +220,21 @@ class BodyTree(SoftRobot):
             D = D.at[slots, slots].set(p.joint_damping)
         return S, D
 
+    def _elastic_map(self) -> tuple[Array, Array]:
+        """``(S_q, S e_rest)`` with ``S e(q) = S_q q - S e_rest``: ``K`` as one product (the
+        selection of Euclidean coordinates folded into the stiffness)."""
+        s = self.structure
+        euclid = np.asarray(s.euclidean_q, dtype=int)
+        lin = np.flatnonzero(euclid < s.num_positions)
+        select = np.zeros((s.num_velocities, s.num_positions))
+        select[lin, euclid[lin]] = 1.0
+        S = self._stiffness
+        rest = jnp.zeros(s.num_velocities, S.dtype)
+        slots = np.asarray(s.joint_rest_slots, dtype=int)
+        if slots.size:
+            rest = rest.at[slots].set(self.params.joint_rest)
+        return S @ jnp.asarray(select, S.dtype), S @ rest
+
     def _make_actuation(self, motors) -> TreeActuation:
         acts, uslots, vslots, start = [], [], [], 0
         actuated = {r for g in self.structure.groups if g.actuated for r in g.items}
@@ -355,50 +274,72 @@ class BodyTree(SoftRobot):
         sq = np.asarray(s.sphere_q, dtype=int).reshape(-1, 4)
         return q[fq[:, :3]].T, q[fq[:, 3:]].T, q[sq].T  # (3, F), (4, F), (4, S)
 
+    def _assemble_q(self, euclidean: Array, free_p: Array, free_quat: Array, sphere_quat: Array) -> Array:
+        """``(nq,)`` from the values of the Euclidean slots ``(E,)`` (in ``q`` order), free
+        positions ``(3, F)``, free quaternions ``(4, F)`` and spherical quaternions ``(4, S)``:
+        one gather from their concatenation (fuses with its producers, unlike a scatter per
+        part)."""
+        source = jnp.concatenate([euclidean, free_p.T.ravel(), free_quat.T.ravel(), sphere_quat.T.ravel()])
+        return source[np.asarray(self._q_layout()[2], dtype=int)]
+
+    def _q_layout(self):
+        """Static ``(q slots, qd slots, gather map)``: the Euclidean configuration slots and
+        their velocity slots, and for each ``q`` slot its index in the source of
+        :meth:`_assemble_q`."""
+        s = self.structure
+        euclid = np.asarray(s.euclidean_q, dtype=int)
+        v = np.flatnonzero(euclid < s.num_positions)
+        q = euclid[v]
+        order = np.argsort(q)
+        q, v = q[order], v[order]
+        fq = np.asarray(s.free_q, dtype=int).reshape(-1, 7)
+        sq = np.asarray(s.sphere_q, dtype=int).reshape(-1, 4)
+        source_of = np.empty(s.num_positions, dtype=int)
+        source_of[q] = np.arange(q.size)
+        k = q.size
+        for block in (fq[:, :3], fq[:, 3:], sq):
+            source_of[block.ravel()] = k + np.arange(block.size)
+            k += block.size
+        return q, v, source_of
+
     def retract(self, q: Float[Array, " nq"], dq: Float[Array, " n"]) -> Float[Array, " nq"]:
         """Euclidean coordinates move by ``dq``; spherical joints by ``quat (x) exp(dw/2)``,
         free joints by ``(R, p) exp([dw, dv])`` (SE(3), body-frame increments)."""
         s = self.structure
-        euclid = np.asarray(s.euclidean_q, dtype=int)
-        lin = euclid < s.num_positions
-        out = q.at[euclid[lin]].add(dq[np.flatnonzero(lin)])
+        eq, ev, _ = self._q_layout()
+        if not (s.free_q or s.sphere_q):
+            return q + dq[ev]  # every slot Euclidean, in the same order
+        p, quat, squat = self._free_parts(q)
         if s.free_q:
-            p, quat, _ = self._free_parts(q)
             fv = np.asarray(s.free_v, dtype=int)
             w, v = dq[fv[:, :3]].T, dq[fv[:, 3:]].T
             R = quaternion_to_rotation(quat)
-            p_new = p + jnp.einsum("ijf,jf->if", R, se3_exp_translation(w, v))
-            quat_new = quaternion_multiply(quat, quaternion_exp(w))
-            fq = np.asarray(s.free_q, dtype=int)
-            out = out.at[fq[:, :3]].set(p_new.T).at[fq[:, 3:]].set(quat_new.T)
+            p = p + jnp.einsum("ijf,jf->if", R, se3_exp_translation(w, v))
+            quat = quaternion_multiply(quat, quaternion_exp(w))
         if s.sphere_q:
-            _, _, quat = self._free_parts(q)
-            w = dq[np.asarray(s.sphere_v, dtype=int)].T
-            out = out.at[np.asarray(s.sphere_q, dtype=int)].set(quaternion_multiply(quat, quaternion_exp(w)).T)
-        return out
+            squat = quaternion_multiply(squat, quaternion_exp(dq[np.asarray(s.sphere_v, dtype=int)].T))
+        return self._assemble_q(q[eq] + dq[ev], p, quat, squat)
 
     def configuration_rate(self, q: Float[Array, " nq"], qd: Float[Array, " n"]) -> Float[Array, " nq"]:
         """``dq/dt``: ``qd`` on Euclidean coordinates, ``quat (x) [0, w] / 2`` for
         quaternions, ``R v_b`` for free positions."""
         s = self.structure
-        euclid = np.asarray(s.euclidean_q, dtype=int)
-        lin = euclid < s.num_positions
-        out = jnp.zeros((s.num_positions,), qd.dtype).at[euclid[lin]].set(qd[np.flatnonzero(lin)])
+        _, ev, _ = self._q_layout()
+        if not (s.free_q or s.sphere_q):
+            return qd[ev]
+        p, quat, squat = self._free_parts(q)
+
+        def quaternion_rate(quat, w):
+            return 0.5 * quaternion_multiply(quat, jnp.concatenate([jnp.zeros_like(w[:1]), w], axis=0))
+
         if s.free_q:
-            _, quat, _ = self._free_parts(q)
             fv = np.asarray(s.free_v, dtype=int)
             w, v = qd[fv[:, :3]].T, qd[fv[:, 3:]].T
-            R = quaternion_to_rotation(quat)
-            pure = jnp.concatenate([jnp.zeros_like(w[:1]), w], axis=0)
-            fq = np.asarray(s.free_q, dtype=int)
-            out = out.at[fq[:, :3]].set(jnp.einsum("ijf,jf->if", R, v).T)
-            out = out.at[fq[:, 3:]].set((0.5 * quaternion_multiply(quat, pure)).T)
+            p = jnp.einsum("ijf,jf->if", quaternion_to_rotation(quat), v)
+            quat = quaternion_rate(quat, w)
         if s.sphere_q:
-            _, _, quat = self._free_parts(q)
-            w = qd[np.asarray(s.sphere_v, dtype=int)].T
-            pure = jnp.concatenate([jnp.zeros_like(w[:1]), w], axis=0)
-            out = out.at[np.asarray(s.sphere_q, dtype=int)].set((0.5 * quaternion_multiply(quat, pure)).T)
-        return out
+            squat = quaternion_rate(squat, qd[np.asarray(s.sphere_v, dtype=int)].T)
+        return self._assemble_q(qd[ev], p, quat, squat)
 
     def project_state(self, y: Float[Array, " s"]) -> Float[Array, " s"]:
         """Quaternions normalised (the rest unchanged)."""
@@ -408,7 +349,12 @@ class BodyTree(SoftRobot):
         if not idx.size:
             return y
         quat = y[..., idx]
-        return y.at[..., idx].set(quat / jnp.linalg.norm(quat, axis=-1, keepdims=True))
+        unit = quat / jnp.linalg.norm(quat, axis=-1, keepdims=True)
+        # one gather from [y, unit quaternions] (fuses; a scatter would be a kernel of its own)
+        source_of = np.arange(y.shape[-1])
+        source_of[idx.ravel()] = y.shape[-1] + np.arange(idx.size)
+        flat = unit.reshape(*unit.shape[:-2], -1)
+        return jnp.concatenate([y, flat], axis=-1)[..., source_of]
 
     # -- kinematics pass ---------------------------------------------------------------------
 
@@ -443,7 +389,10 @@ class BodyTree(SoftRobot):
         else:  # free
             Rm, pm = quaternion_to_rotation(qj[3:]), qj[:3]
             phi = jnp.broadcast_to(jnp.eye(6, dtype=dtype)[:, :, None], (6, 6, G))
-        rel = jnp.einsum("dkg,kg->dg", phi, vj)[:, None, :]
+        if kind in ("spherical", "free"):  # Phi = [1; 0]: the twist is the velocity itself
+            rel = jnp.concatenate([vj, jnp.zeros((6 - vj.shape[0], G), dtype)])[:, None, :]
+        else:
+            rel = jnp.einsum("dkg,kg->dg", phi, vj)[:, None, :]
         R, pos = ops.compose(Ro, po, Rm, pm)
         return R, pos, phi, rel, dphi
 
@@ -457,32 +406,18 @@ class BodyTree(SoftRobot):
         rods = jax.tree.map(lambda x: x[members], self._group_rods[group_index])
         rq, rv = np.asarray(group.rod_q, dtype=int)[members], np.asarray(group.rod_v, dtype=int)[members]
         local = jax.vmap(lambda r, qb, vb, sb: r._frames(qb, vb, sb[None], with_velocity))(rods, q[rq], qd[rv], s)
-        return self._attach_rod(base, local, with_velocity, own_path=((),) * members.size)
+        return self._attach_rod(base, local, with_velocity, tuple(group.rod_v[m] for m in members))
 
-    def _attach_rod(self, base: _Frames, local, with_velocity, own_path) -> _Frames:
+    @staticmethod
+    def _attach_rod(base: _Frames, local, with_velocity: bool, rod_v) -> _Frames:
         """Attach vmapped rod frames ``(G, ..., P)`` (relative to each rod's body frame) to
-        the body frames ``base`` ``(.., G)``; the rod's own columns are kept when
-        ``own_path`` names its coordinates, dropped (already in the path) otherwise."""
+        the body frames ``base`` ``(.., G)``; the rods' coordinates ``rod_v`` ``(G, n_b)``
+        join the path. (A body frame does not move with its own rod's strains, so the
+        body frames carry no columns for them.)"""
         G, P = local.R.shape[0], local.R.shape[-1]
         flat = lambda x: jnp.moveaxis(x, 0, -2).reshape(*x.shape[1:-1], G * P)  # noqa: E731
-        R, p = flat(local.R), flat(local.p)
-        rel, dphi = flat(local.eta), flat(local.jdot_qd)
-        own = flat(local.J)
-        if not own_path[0]:
-            # a site on a rod: the rod's coordinates are already on the body's path, at the
-            # end, so add the local columns there instead of appending them
-            n_b = own.shape[1]
-            base = _repeat(base, P)
-            Rn, pn = ops.compose(base.R, base.p, R, p)
-            moved = ops.adjoint_inverse_apply(R, p, base.cols)
-            L = base.length
-            eta = moved[:, L : L + 1] + rel
-            acc = moved[:, L + 1 :] + dphi
-            if with_velocity:
-                acc = acc + ops.bracket(eta, rel)
-            J = jnp.concatenate([moved[:, : L - n_b], moved[:, L - n_b : L] + own], axis=1)
-            return _Frames(Rn, pn, jnp.concatenate([J, eta, acc], axis=1), base.path)
-        return _attach(_repeat(base, P), R, p, own, rel, dphi, own_path, with_velocity)
+        R, p, own, rel, dphi = (flat(x) for x in (local.R, local.p, local.J, local.eta, local.jdot_qd))
+        return _attach(_repeat(base, P), R, p, own, rel, dphi, rod_v, with_velocity)
 
     def _kinematics(self, q, qd, with_velocity: bool) -> list[_GroupFrames]:
         """Frames of every group's bodies and rod quadrature points, proximal to distal."""
@@ -504,10 +439,7 @@ class BodyTree(SoftRobot):
                 local = jax.vmap(lambda r, qb, vb: r._quadrature_frames(qb, vb, with_velocity))(
                     self._group_rods[gi], q[rq], qd[rv]
                 )
-                # the rod's coordinates join the body's path
-                root = _Frames(*root[:3], tuple(a + b for a, b in zip(root.path, group.rod_v, strict=True)))
-                root = _Frames(root.R, root.p, _widen(root.cols, len(group.rod_v[0])), root.path)
-                points = self._attach_rod(root, local, with_velocity, own_path=((),) * G)
+                points = self._attach_rod(root, local, with_velocity, group.rod_v)
             out.append(_GroupFrames(root, points))
         return out
 
@@ -537,14 +469,22 @@ class BodyTree(SoftRobot):
             full.append((site, _spatial_inertia(mass, com, zero), mass, mass * com))
         return diagonal, full
 
-    def _terms(self, q, qd, with_velocity: bool, want_mass: bool = True):
+    def _terms(self, q, qd, with_velocity: bool, want_mass: bool = True, split_bias: bool = True):
         """``(M, C qd, G)`` from one pass (``C qd`` zero without velocities); each set of
-        mass points adds per-body blocks on its path coordinates."""
+        mass points adds per-body blocks on its path coordinates. ``split_bias=False``
+        returns ``(M, C qd + G, None)``, the bias from one contraction per set."""
         n, g = self.num_dofs, self.params.gravity
         diagonal, full = self._mass_points(q, qd, with_velocity)
         M = jnp.zeros((n, n), q.dtype)
         cor = jnp.zeros((n,), q.dtype)
         grav = jnp.zeros((n,), q.dtype)
+
+        def add_forces(cor, grav, f, J, inertial, weight):
+            if split_bias:
+                cor = _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial)))
+                return cor, _scatter_blocks(grav, f, -jnp.einsum("dlgp,dgp->gl", J, f.blocks(weight)))
+            return _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial - weight))), grav
+
         for f, m in diagonal:
             L = f.length
             J, eta, jd = f.blocks(f.cols[:, :L]), f.cols[:, L], f.cols[:, L + 1]
@@ -552,8 +492,7 @@ class BodyTree(SoftRobot):
                 M = _scatter_blocks(M, f, jnp.einsum("digp,dgp,djgp->gij", J, f.blocks(m), J))
             inertial = m * jd - ops.coad_apply(eta, m * eta)
             weight = ops.force_wrench(f.R, g[:, None] * m[3])
-            cor = _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial)))
-            grav = _scatter_blocks(grav, f, -jnp.einsum("dlgp,dgp->gl", J, f.blocks(weight)))
+            cor, grav = add_forces(cor, grav, f, J, inertial, weight)
         for f, I6, _, _ in full:
             L = f.length
             J, eta, jd = f.blocks(f.cols[:, :L]), f.cols[:, L], f.cols[:, L + 1]
@@ -563,9 +502,8 @@ class BodyTree(SoftRobot):
             inertial = jnp.einsum("dex,ex->dx", I6, jd) - ops.coad_apply(eta, mom)
             acc = ops.force_wrench(f.R, jnp.broadcast_to(g[:, None], f.p.shape))  # [0; R^T g]
             weight = jnp.einsum("dex,ex->dx", I6, acc)
-            cor = _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial)))
-            grav = _scatter_blocks(grav, f, -jnp.einsum("dlgp,dgp->gl", J, f.blocks(weight)))
-        return M, cor, grav
+            cor, grav = add_forces(cor, grav, f, J, inertial, weight)
+        return M, cor, (grav if split_bias else None)
 
     # -- kinematic queries -------------------------------------------------------------------
 
@@ -642,8 +580,9 @@ class BodyTree(SoftRobot):
         return DynamicalTerms(*self._terms(q, qd, True))
 
     def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
-        M, cor, grav = self._terms(q, qd, True)
-        return M, cor + grav
+        """``(M, C qd + G)``, the bias from one contraction per set of mass points."""
+        M, bias, _ = self._terms(q, qd, True, split_bias=False)
+        return M, bias
 
     def coriolis_matrix(self, q, qd) -> Float[Array, "n n"]:
         """``C = sum J^T (M_p dJ/dt + (M_p ad_eta - ad_eta^T M_p - adbar(M_p eta)) J / 2)``
@@ -677,8 +616,8 @@ class BodyTree(SoftRobot):
         return e.at[slots].add(-self.params.joint_rest) if slots.size else e
 
     def elastic_force(self, q) -> Float[Array, " n"]:
-        """Hookean ``K(q) = S e(q)``."""
-        return self._stiffness @ self.elastic_coordinates(q)
+        """Hookean ``K(q) = S e(q)`` (as ``S_q q - S e_rest``, one product)."""
+        return self._stiffness_q @ q - self._stiffness_rest
 
     def damping_force(self, qd) -> Float[Array, " n"]:
         return self._damping @ qd
