@@ -1,6 +1,7 @@
 """The named body-tree robots of :mod:`sorogym.robots` (inchworm, brittle star, gripper,
 two-arm platform, cart arm, spacer arm), at small sizes: their structure (bodies,
-coordinates, inputs, batched groups), finite forward dynamics at rest under tendon tensions
+coordinates, inputs, batched groups), the model-contract identities by AD (as on the random
+trees of ``test_tree.py``), finite forward dynamics at rest under tendon tensions
 and motor inputs (one compilation per robot), and their drawings
 (:func:`sorogym.render.scene_of_tree` agrees with the tree's own kinematics; two
 configurations give two different images)."""
@@ -13,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _tree_checks import check_contract_identities
 
 from sorogym import robots
 from sorogym.render import link_shape, render_rgb, render_tree, scene_of_model, scene_of_tree
@@ -49,6 +51,13 @@ def bent(tree, amplitude: float = 8.0) -> np.ndarray:
             k = tree.rod(b).num_dofs
             q[idx[len(idx) - k :]] = amplitude * np.cos(np.arange(k))
     return q
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_contract_identities_by_ad(name):
+    """M symmetric positive definite, dM/dt - 2C skew, C qd fused, twists' kinetic energy,
+    G, K and A as gradients along the retraction, fused forward dynamics."""
+    check_contract_identities(tree_of(name), seed=11)
 
 
 @pytest.mark.parametrize("name", CASES)
