@@ -29,8 +29,8 @@ base body), per unit length ``rho diag(J, I, I, A, A, A)`` with ``A = pi r^2``,
 G A)``; damping per segment ``L eta diag(J, 3I, 3I, 3A, A, A)`` (material coefficient
 ``eta`` [Pa s]) or ``L diag(c)`` (per-strain coefficients ``c``), as for the fixed base.
 
-soromox's ``coriolis_matrix`` is not implemented for a floating PCS (it raises
-``NotImplementedError``); only the vector ``Cqd`` is available.
+soromox 0.5.0 offers no Coriolis matrix for a floating PCS, so the oracle compares the
+vector ``C qd`` (the tree's ``C`` is checked by the skew identity in ``test_tree.py``).
 """
 
 from __future__ import annotations
@@ -185,8 +185,8 @@ def floating_pcs_terms(params: Mapping, q, qd) -> dict:
     Gauss rule on ``[0, 1]`` soromox integrates with. soromox's Newton iteration stops at
     float32 precision, so its nodes and weights are off the exact Gauss-Legendre ones by
     ~1e-8 (weights sum to 1 + O(1e-8)): pass them as sorogym's ``quadrature=`` to compare
-    beyond ~1e-7 relative. The caller enables float64
-    (``jax_enable_x64``) before calling.
+    beyond ~1e-7 relative. Needs a float64-enabled session (the tests' conftest sets
+    it); this module sets no global configuration.
     """
     robot = floating_pcs_robot(params)
     q = jnp.asarray(q, dtype=jnp.float64)
