@@ -295,9 +295,14 @@ class SoroEnv(Env, abc.ABC):
         ``q = 0`` (the length of a robot that is straight at rest), the scale of the
         accuracy checks."""
         model = self.model
-        q0 = jnp.zeros(model.num_dofs, self.dtype)
-        base = model.forward_kinematics(q0, jnp.zeros((), self.dtype))[:-1, -1]
-        return float(jnp.linalg.norm(self.tip_position(model, q0) - base))
+
+        @jax.jit  # one compiled call, not hundreds of eagerly dispatched ops
+        def length():
+            q0 = jnp.zeros(model.num_dofs, self.dtype)
+            base = model.forward_kinematics(q0, jnp.zeros((), self.dtype))[:-1, -1]
+            return jnp.linalg.norm(self.tip_position(model, q0) - base)
+
+        return float(length())
 
     # -- experts --------------------------------------------------------------------------
 
