@@ -39,6 +39,8 @@ class _PCSRod(QuadratureRod):
     """Shared implementation of spatial and planar PCS (see module docstring); abstract:
     :class:`PCS` and :class:`PlanarPCS` set the Lie group."""
 
+    diagonal_elastic: ClassVar[bool] = True  # S and D are diagonal (see _stiffness_diagonal)
+
     params: RodParams
     actuation: Actuation
     active_strains: tuple[tuple[bool, ...], ...] = eqx.field(static=True)

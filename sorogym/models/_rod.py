@@ -30,6 +30,9 @@ class QuadratureRod(SoftRobot):
     ops: eqx.AbstractClassVar[type]
     planar: eqx.AbstractClassVar[bool]
     elastic_is_affine: ClassVar[bool] = True
+    # True where the stiffness and damping matrices are diagonal by construction, whatever
+    # the parameters (a body tree then forms K and D qd as elementwise products).
+    diagonal_elastic: ClassVar[bool] = False
     _quad_mass: eqx.AbstractVar[Float[Array, "d P"]]
     _quad_weight_force: eqx.AbstractVar[Float[Array, "k P"]]
     _stiffness: eqx.AbstractVar[Float[Array, "n n"]]

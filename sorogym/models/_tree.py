@@ -106,6 +106,7 @@ class BodyTree(SoftRobot):
     _damping: Array
     _stiffness_q: Array  # (n, nq): S e(q) = S_q q - S e_rest
     _stiffness_rest: Array  # (n,): S e_rest
+    _diagonal_elastic: bool = eqx.field(static=True)  # S and D diagonal by construction
     elastic_is_affine: ClassVar[bool] = True
     planar: ClassVar[bool] = False
     ops: ClassVar = ops
@@ -140,6 +141,7 @@ class BodyTree(SoftRobot):
         self._group_rods = tuple(stacked)
         self._stiffness, self._damping = self._elastic_matrices()
         self._stiffness_q, self._stiffness_rest = self._elastic_map()
+        self._diagonal_elastic = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
         self.actuation = self._make_actuation(motor_pairs)
 
     # -- structure ---------------------------------------------------------------------------
@@ -616,10 +618,16 @@ class BodyTree(SoftRobot):
         return e.at[slots].add(-self.params.joint_rest) if slots.size else e
 
     def elastic_force(self, q) -> Float[Array, " n"]:
-        """Hookean ``K(q) = S e(q)`` (as ``S_q q - S e_rest``, one product)."""
+        """Hookean ``K(q) = S e(q)``: elementwise where ``S`` is diagonal by construction
+        (a dense product is a kernel of its own), else as ``S_q q - S e_rest``."""
+        if self._diagonal_elastic:
+            return jnp.diagonal(self._stiffness) * self.elastic_coordinates(q)
         return self._stiffness_q @ q - self._stiffness_rest
 
     def damping_force(self, qd) -> Float[Array, " n"]:
+        """``D qd``, elementwise where ``D`` is diagonal by construction."""
+        if self._diagonal_elastic:
+            return jnp.diagonal(self._damping) * qd
         return self._damping @ qd
 
     def stiffness_matrix(self) -> Float[Array, "n n"]:
