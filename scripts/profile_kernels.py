@@ -42,7 +42,9 @@ from sorogym.provenance import run_metadata  # noqa: E402
 from sorogym.robots import brittle_star, gripper, inchworm  # noqa: E402
 
 NAMED = {"brittle_star": brittle_star, "gripper": gripper, "inchworm": inchworm}
-ROD = dict(seg_length=0.15, radius=0.01, density=1000.0, young=1e6, nu=0.5, eta=100.0)
+# the rod of bench_models.py's floating-rod comparison (FLOATING_ROD there): 0.15 m segments
+ROD_SEGMENT = 0.15
+ROD = dict(radius=0.01, density=1000.0, young_modulus=1e6, poisson_ratio=0.5, damping=100.0)
 SKIP = {"parameter", "get-tuple-element", "tuple", "constant", "bitcast"}
 
 
@@ -52,17 +54,7 @@ def build(robot: str, segments: int, dtype):
     if robot in NAMED:
         model = NAMED[robot](dtype=dtype)
     else:
-        b = ROD
-        params = sg.RodParams.create(
-            length=[b["seg_length"]] * segments,
-            radius=b["radius"],
-            density=b["density"],
-            young_modulus=b["young"],
-            poisson_ratio=b["nu"],
-            damping=b["eta"],
-            mounting="horizontal",
-            dtype=dtype,
-        )
+        params = sg.RodParams.create(length=[ROD_SEGMENT] * segments, **ROD, mounting="horizontal", dtype=dtype)
         if robot == "pcs":
             model = sg.PCS(params)
         else:
