@@ -42,9 +42,9 @@ def _derivatives(tree, q, qd, dvs, u):
     and derivatives of U_g, U_e and the actuator coordinates along the retraction in the
     directions ``dvs`` ``(k, n)``."""
     diag, full = tree._mass_points(q, qd, True)
-    kinetic = sum(0.5 * jnp.sum(m * f.cols[:, f.length] ** 2) for f, m in diag)
+    kinetic = sum(0.5 * jnp.sum(m * f.cols[:, f.length] ** 2) for f, m, _ in diag)
     kinetic += sum(
-        0.5 * jnp.einsum("dx,dex,ex->", f.cols[:, f.length], I6, f.cols[:, f.length]) for f, I6, _, _ in full
+        0.5 * jnp.einsum("dx,dex,ex->", f.cols[:, f.length], I6, f.cols[:, f.length]) for f, I6, _, _, _ in full
     )
 
     def along(f):

@@ -174,9 +174,10 @@ def test_gvs_body_in_a_floating_tree():
         f = tree._point_frames(q, qd, 0.0, "ball", False)
         dg = jax.jvp(lambda e: tree.forward_kinematics(tree.retract(q, e * qd), 0.0, body="ball"), (0.0,), (1.0,))[1]
         diag, full = tree._mass_points(q, qd, True)
-        kinetic = sum(0.5 * jnp.sum(m * f_.cols[:, f_.length] ** 2) for f_, m in diag)
+        kinetic = sum(0.5 * jnp.sum(m * f_.cols[:, f_.length] ** 2) for f_, m, _ in diag)
         kinetic += sum(
-            0.5 * jnp.einsum("dx,dex,ex->", f_.cols[:, f_.length], I6, f_.cols[:, f_.length]) for f_, I6, _, _ in full
+            0.5 * jnp.einsum("dx,dex,ex->", f_.cols[:, f_.length], I6, f_.cols[:, f_.length])
+            for f_, I6, _, _, _ in full
         )
         return ops_pose(f), dg, tree._to_frame(f, "body")[..., 0], kinetic, tree.inertia_matrix(q)
 

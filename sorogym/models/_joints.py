@@ -186,6 +186,24 @@ def quaternion_to_rotation(quat: Float[Array, "4 ..."]) -> Float[Array, "3 3 ...
     )
 
 
+def quaternion_rotate(quat: Float[Array, "4 ..."], v: Float[Array, "3 ..."], inverse: bool = False) -> Array:
+    """``R(quat) v`` (``R^T v`` with ``inverse``) ``(3, ...)`` without forming ``R``:
+    ``v + 2 (w u x v + u x (u x v)) / |quat|^2`` with ``u = [x, y, z]`` (any norm)."""
+    w, x, y, z = quat[0], quat[1], quat[2], quat[3]
+    if inverse:
+        x, y, z = -x, -y, -z
+    scale = 2.0 / (w * w + x * x + y * y + z * z)
+    a, b, c = v[0], v[1], v[2]
+    cx, cy, cz = y * c - z * b, z * a - x * c, x * b - y * a  # u x v
+    return jnp.stack(
+        [
+            a + scale * (w * cx + y * cz - z * cy),
+            b + scale * (w * cy + z * cx - x * cz),
+            c + scale * (w * cz + x * cy - y * cx),
+        ]
+    )
+
+
 def quaternion_multiply(a: Float[Array, "4 ..."], b: Float[Array, "4 ..."]) -> Float[Array, "4 ..."]:
     """Hamilton product ``a (x) b`` (rotation ``R(a) R(b)``)."""
     aw, ax, ay, az = a[0], a[1], a[2], a[3]

@@ -32,6 +32,7 @@ from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
 from ._params import RodParams
 from ._rod import QuadratureRod
 from ._rod_ops import PlanarOps, SpatialOps
+from ._static_index import take
 from ._strains import PLANAR_STRAINS, SPATIAL_STRAINS, StrainSpec, selector_blocks, strain_mask, strain_slots
 
 
@@ -148,7 +149,7 @@ class _PCSRod(QuadratureRod):
 
     def strain_rate(self, qd: Float[Array, " n"]) -> Float[Array, "N d"]:
         """``B_i qd`` of every segment ``(N, d)`` (an index gather, no matrix product)."""
-        return jnp.concatenate([qd, jnp.zeros((1,), qd.dtype)])[strain_slots(self.active_strains)]
+        return take(jnp.concatenate([qd, jnp.zeros((1,), qd.dtype)]), strain_slots(self.active_strains))
 
     def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """Hookean ``K(q) = S q`` (``S`` diagonal)."""

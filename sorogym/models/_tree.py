@@ -30,7 +30,10 @@ proximal-to-distal pass::
     M = sum J^T M_p J,   C qd + G = sum J^T (M_p dJ/dt qd - ad_eta^T M_p eta - M_p [0; R^T g])
 
 which is d'Alembert's principle projected on the velocity coordinates, valid for any velocity
-parameterisation (body twists included). Elastic forces are Hookean on the rods' strains and
+parameterisation (body twists included). Body-frame Jacobians, twists and their rates do not
+change when the whole world moves rigidly, so these terms depend on a free root's pose only
+through gravity: they are computed with every free root at the origin and gravity rotated
+into its frame, ``R_b^T g`` (no rotation matrix formed for it). Elastic forces are Hookean on the rods' strains and
 the one-DOF joints, so ``K = S e(q)`` with constant ``S`` and ``D``.
 
 Batching: bodies of one depth with the same kind, joint kind, parent group and (for rods)
@@ -55,12 +58,14 @@ from ._joints import (
     EUCLIDEAN_JOINTS,
     quaternion_exp,
     quaternion_multiply,
+    quaternion_rotate,
     quaternion_to_rotation,
     screw_motion,
     se3_exp_translation,
 )
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps as ops
+from ._static_index import take
 from ._tree_frames import (
     _attach,
     _Frames,
@@ -106,7 +111,7 @@ class BodyTree(SoftRobot):
     _damping: Array
     _stiffness_q: Array  # (n, nq): S e(q) = S_q q - S e_rest
     _stiffness_rest: Array  # (n,): S e_rest
-    _diagonal_elastic: bool = eqx.field(static=True)  # S and D diagonal by construction
+    _elastic_diagonals: tuple | None  # (diag S, diag D) when both are diagonal by construction
     elastic_is_affine: ClassVar[bool] = True
     planar: ClassVar[bool] = False
     ops: ClassVar = ops
@@ -141,7 +146,8 @@ class BodyTree(SoftRobot):
         self._group_rods = tuple(stacked)
         self._stiffness, self._damping = self._elastic_matrices()
         self._stiffness_q, self._stiffness_rest = self._elastic_map()
-        self._diagonal_elastic = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
+        diagonal = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
+        self._elastic_diagonals = (jnp.diagonal(self._stiffness), jnp.diagonal(self._damping)) if diagonal else None
         self.actuation = self._make_actuation(motor_pairs)
 
     # -- structure ---------------------------------------------------------------------------
@@ -274,15 +280,15 @@ class BodyTree(SoftRobot):
         s = self.structure
         fq = np.asarray(s.free_q, dtype=int).reshape(-1, 7)
         sq = np.asarray(s.sphere_q, dtype=int).reshape(-1, 4)
-        return q[fq[:, :3]].T, q[fq[:, 3:]].T, q[sq].T  # (3, F), (4, F), (4, S)
+        return take(q, fq[:, :3]).T, take(q, fq[:, 3:]).T, take(q, sq).T  # (3, F), (4, F), (4, S)
 
     def _assemble_q(self, euclidean: Array, free_p: Array, free_quat: Array, sphere_quat: Array) -> Array:
         """``(nq,)`` from the values of the Euclidean slots ``(E,)`` (in ``q`` order), free
         positions ``(3, F)``, free quaternions ``(4, F)`` and spherical quaternions ``(4, S)``:
-        one gather from their concatenation (fuses with its producers, unlike a scatter per
+        one take from their concatenation (fuses with its producers, unlike a scatter per
         part)."""
         source = jnp.concatenate([euclidean, free_p.T.ravel(), free_quat.T.ravel(), sphere_quat.T.ravel()])
-        return source[np.asarray(self._q_layout()[2], dtype=int)]
+        return take(source, self._q_layout()[2])
 
     def _q_layout(self):
         """Static ``(q slots, qd slots, gather map)``: the Euclidean configuration slots and
@@ -310,17 +316,17 @@ class BodyTree(SoftRobot):
         s = self.structure
         eq, ev, _ = self._q_layout()
         if not (s.free_q or s.sphere_q):
-            return q + dq[ev]  # every slot Euclidean, in the same order
+            return q + take(dq, ev)  # every slot Euclidean, in the same order
         p, quat, squat = self._free_parts(q)
         if s.free_q:
             fv = np.asarray(s.free_v, dtype=int)
-            w, v = dq[fv[:, :3]].T, dq[fv[:, 3:]].T
+            w, v = take(dq, fv[:, :3]).T, take(dq, fv[:, 3:]).T
             R = quaternion_to_rotation(quat)
             p = p + jnp.einsum("ijf,jf->if", R, se3_exp_translation(w, v))
             quat = quaternion_multiply(quat, quaternion_exp(w))
         if s.sphere_q:
-            squat = quaternion_multiply(squat, quaternion_exp(dq[np.asarray(s.sphere_v, dtype=int)].T))
-        return self._assemble_q(q[eq] + dq[ev], p, quat, squat)
+            squat = quaternion_multiply(squat, quaternion_exp(take(dq, s.sphere_v).T))
+        return self._assemble_q(take(q, eq) + take(dq, ev), p, quat, squat)
 
     def configuration_rate(self, q: Float[Array, " nq"], qd: Float[Array, " n"]) -> Float[Array, " nq"]:
         """``dq/dt``: ``qd`` on Euclidean coordinates, ``quat (x) [0, w] / 2`` for
@@ -328,7 +334,7 @@ class BodyTree(SoftRobot):
         s = self.structure
         _, ev, _ = self._q_layout()
         if not (s.free_q or s.sphere_q):
-            return qd[ev]
+            return take(qd, ev)
         p, quat, squat = self._free_parts(q)
 
         def quaternion_rate(quat, w):
@@ -336,12 +342,12 @@ class BodyTree(SoftRobot):
 
         if s.free_q:
             fv = np.asarray(s.free_v, dtype=int)
-            w, v = qd[fv[:, :3]].T, qd[fv[:, 3:]].T
-            p = jnp.einsum("ijf,jf->if", quaternion_to_rotation(quat), v)
+            w, v = take(qd, fv[:, :3]).T, take(qd, fv[:, 3:]).T
+            p = quaternion_rotate(quat, v)
             quat = quaternion_rate(quat, w)
         if s.sphere_q:
-            squat = quaternion_rate(squat, qd[np.asarray(s.sphere_v, dtype=int)].T)
-        return self._assemble_q(qd[ev], p, quat, squat)
+            squat = quaternion_rate(squat, take(qd, s.sphere_v).T)
+        return self._assemble_q(take(qd, ev), p, quat, squat)
 
     def project_state(self, y: Float[Array, " s"]) -> Float[Array, " s"]:
         """Quaternions normalised (the rest unchanged)."""
@@ -350,13 +356,13 @@ class BodyTree(SoftRobot):
         idx = np.concatenate(idx, axis=0)
         if not idx.size:
             return y
-        quat = y[..., idx]
+        quat = take(y, idx)
         unit = quat / jnp.linalg.norm(quat, axis=-1, keepdims=True)
-        # one gather from [y, unit quaternions] (fuses; a scatter would be a kernel of its own)
+        # one take from [y, unit quaternions] (fuses; a scatter would be a kernel of its own)
         source_of = np.arange(y.shape[-1])
         source_of[idx.ravel()] = y.shape[-1] + np.arange(idx.size)
         flat = unit.reshape(*unit.shape[:-2], -1)
-        return jnp.concatenate([y, flat], axis=-1)[..., source_of]
+        return take(jnp.concatenate([y, flat], axis=-1), source_of)
 
     # -- kinematics pass ---------------------------------------------------------------------
 
@@ -372,7 +378,7 @@ class BodyTree(SoftRobot):
         if kind == "fixed":
             return Ro, po, jnp.zeros((6, 0, G), dtype), jnp.zeros((6, 1, G), dtype), dphi
         jq, jv = np.asarray(group.joint_q, dtype=int), np.asarray(group.joint_v, dtype=int)
-        qj, vj = q[jq].T, qd[jv].T  # (nq_j, G), (nv_j, G)
+        qj, vj = take(q, jq).T, take(qd, jv).T  # (nq_j, G), (nv_j, G)
         if kind in EUCLIDEAN_JOINTS:
             screws = jnp.moveaxis(p.joint_screw[np.asarray(group.joint_e, dtype=int)], 0, -1)  # (a, 6, G)
             Rm, pm = screw_motion(screws, qj)
@@ -407,7 +413,9 @@ class BodyTree(SoftRobot):
         members = np.asarray(members, dtype=int)
         rods = jax.tree.map(lambda x: x[members], self._group_rods[group_index])
         rq, rv = np.asarray(group.rod_q, dtype=int)[members], np.asarray(group.rod_v, dtype=int)[members]
-        local = jax.vmap(lambda r, qb, vb, sb: r._frames(qb, vb, sb[None], with_velocity))(rods, q[rq], qd[rv], s)
+        local = jax.vmap(lambda r, qb, vb, sb: r._frames(qb, vb, sb[None], with_velocity))(
+            rods, take(q, rq), take(qd, rv), s
+        )
         return self._attach_rod(base, local, with_velocity, tuple(group.rod_v[m] for m in members))
 
     @staticmethod
@@ -421,8 +429,10 @@ class BodyTree(SoftRobot):
         R, p, own, rel, dphi = (flat(x) for x in (local.R, local.p, local.J, local.eta, local.jdot_qd))
         return _attach(_repeat(base, P), R, p, own, rel, dphi, rod_v, with_velocity)
 
-    def _kinematics(self, q, qd, with_velocity: bool) -> list[_GroupFrames]:
-        """Frames of every group's bodies and rod quadrature points, proximal to distal."""
+    def _kinematics(self, q, qd, with_velocity: bool, free_roots_fixed: bool = False) -> list[_GroupFrames]:
+        """Frames of every group's bodies and rod quadrature points, proximal to distal.
+        ``free_roots_fixed``: bodies on a free joint (all roots) are placed at the origin, so
+        their descendants' frames are relative to them (:meth:`_reference_gravity`)."""
         out = []
         dtype = q.dtype
         for gi, group in enumerate(self.structure.groups):
@@ -434,12 +444,15 @@ class BodyTree(SoftRobot):
                 s = self.params.site[np.asarray(group.bodies, dtype=int)]
                 site = self._site_frames(out, group.parent_group, group.parent_members, s, q, qd, with_velocity)
             R, p, phi, rel, dphi = self._joint_local(group, q, qd, with_velocity)
+            if free_roots_fixed and group.joint == "free":
+                R = jnp.broadcast_to(jnp.eye(3, dtype=dtype)[:, :, None], (3, 3, G))
+                p = jnp.zeros((3, G), dtype)
             root = _attach(site, R, p, phi, rel, dphi, group.joint_v, with_velocity)
             points = None
             if group.kind == "rod":
                 rq, rv = np.asarray(group.rod_q, dtype=int), np.asarray(group.rod_v, dtype=int)
                 local = jax.vmap(lambda r, qb, vb: r._quadrature_frames(qb, vb, with_velocity))(
-                    self._group_rods[gi], q[rq], qd[rv]
+                    self._group_rods[gi], take(q, rq), take(qd, rv)
                 )
                 points = self._attach_rod(root, local, with_velocity, group.rod_v)
             out.append(_GroupFrames(root, points))
@@ -447,36 +460,61 @@ class BodyTree(SoftRobot):
 
     # -- mass points -------------------------------------------------------------------------
 
-    def _mass_points(self, q, qd, with_velocity: bool):
-        """``(diagonal, full)``: lists of ``(frames, mass (6, X))`` for rod points and of
-        ``(frames, inertia (6, 6, X), mass (X,), first moment m c (3, X))`` for links and
-        payloads."""
+    def _reference_gravity(self, q) -> list:
+        """Gravity ``(3, G)`` per group in the frame its bodies' frames are relative to under
+        ``free_roots_fixed``: ``R_b^T g`` in the frame of the free root ``b`` the body descends
+        from (the dynamics of a floating tree depend on its base pose through gravity only),
+        or ``None`` for groups placed in the world frame."""
+        g, out = self.params.gravity, []
+        for group in self.structure.groups:
+            if group.parent_group >= 0:
+                up = out[group.parent_group]
+                out.append(None if up is None else up[:, np.asarray(group.parent_members, dtype=int)])
+            elif group.joint == "free":
+                b = np.asarray(group.bodies, dtype=int)
+                g_offset = jnp.einsum("gji,j->ig", self.params.offset_rotation[b], g)  # R_offset^T g
+                quat = take(q, np.asarray(group.joint_q, dtype=int)[:, 3:]).T  # (4, G)
+                out.append(quaternion_rotate(quat, g_offset, inverse=True))
+            else:
+                out.append(None)
+        return out
+
+    def _mass_points(self, q, qd, with_velocity: bool, free_roots_fixed: bool = False):
+        """``(diagonal, full)``: lists of ``(frames, mass (6, X), gravity)`` for rod points
+        and of ``(frames, inertia (6, 6, X), mass (X,), first moment m c (3, X), gravity)``
+        for links and payloads; ``gravity`` ``(3, X)`` or ``(3, 1)`` in the frame the frames
+        are relative to (the world unless ``free_roots_fixed``, see :meth:`_kinematics`)."""
         p = self.params
-        frames = self._kinematics(q, qd, with_velocity)
+        frames = self._kinematics(q, qd, with_velocity, free_roots_fixed)
+        world = p.gravity[:, None]
+        gravity = self._reference_gravity(q) if free_roots_fixed else [None] * len(frames)
         diagonal, full = [], []
         for gi, group in enumerate(self.structure.groups):
+            g_group = world if gravity[gi] is None else gravity[gi]
             if group.kind == "rod":
                 m = jnp.moveaxis(self._group_rods[gi]._quad_mass, 0, -2)  # (6, G, P)
-                diagonal.append((frames[gi].points, m.reshape(6, -1)))
+                g_points = g_group if gravity[gi] is None else jnp.repeat(g_group, m.shape[-1], axis=-1)
+                diagonal.append((frames[gi].points, m.reshape(6, -1), g_points))
             else:
                 li = np.asarray(group.items, dtype=int)
                 mass, com = p.link_mass[li], p.link_com[li].T
                 inertia = jnp.moveaxis(p.link_inertia[li], 0, -1)
-                full.append((frames[gi].root, _spatial_inertia(mass, com, inertia), mass, mass * com))
+                full.append((frames[gi].root, _spatial_inertia(mass, com, inertia), mass, mass * com, g_group))
         for gi, members, payloads in self.structure.payload_groups:
             k = np.asarray(payloads, dtype=int)
             site = self._site_frames(frames, gi, members, p.payload_site[k], q, qd, with_velocity)
             mass, com = p.payload_mass[k], p.payload_position[k].T
             zero = jnp.zeros((3, 3, k.size), mass.dtype)
-            full.append((site, _spatial_inertia(mass, com, zero), mass, mass * com))
+            g_site = world if gravity[gi] is None else gravity[gi][:, np.asarray(members, dtype=int)]
+            full.append((site, _spatial_inertia(mass, com, zero), mass, mass * com, g_site))
         return diagonal, full
 
     def _terms(self, q, qd, with_velocity: bool, want_mass: bool = True, split_bias: bool = True):
         """``(M, C qd, G)`` from one pass (``C qd`` zero without velocities); each set of
         mass points adds per-body blocks on its path coordinates. ``split_bias=False``
         returns ``(M, C qd + G, None)``, the bias from one contraction per set."""
-        n, g = self.num_dofs, self.params.gravity
-        diagonal, full = self._mass_points(q, qd, with_velocity)
+        n = self.num_dofs
+        diagonal, full = self._mass_points(q, qd, with_velocity, free_roots_fixed=True)
         M = jnp.zeros((n, n), q.dtype)
         cor = jnp.zeros((n,), q.dtype)
         grav = jnp.zeros((n,), q.dtype)
@@ -487,22 +525,22 @@ class BodyTree(SoftRobot):
                 return cor, _scatter_blocks(grav, f, -jnp.einsum("dlgp,dgp->gl", J, f.blocks(weight)))
             return _scatter_blocks(cor, f, jnp.einsum("dlgp,dgp->gl", J, f.blocks(inertial - weight))), grav
 
-        for f, m in diagonal:
+        for f, m, g in diagonal:
             L = f.length
             J, eta, jd = f.blocks(f.cols[:, :L]), f.cols[:, L], f.cols[:, L + 1]
             if want_mass:
                 M = _scatter_blocks(M, f, jnp.einsum("digp,dgp,djgp->gij", J, f.blocks(m), J))
             inertial = m * jd - ops.coad_apply(eta, m * eta)
-            weight = ops.force_wrench(f.R, g[:, None] * m[3])
+            weight = ops.force_wrench(f.R, g * m[3])
             cor, grav = add_forces(cor, grav, f, J, inertial, weight)
-        for f, I6, _, _ in full:
+        for f, I6, _, _, g in full:
             L = f.length
             J, eta, jd = f.blocks(f.cols[:, :L]), f.cols[:, L], f.cols[:, L + 1]
             if want_mass:
                 M = _scatter_blocks(M, f, jnp.einsum("digp,degp,ejgp->gij", J, f.blocks(I6), J))
             mom = jnp.einsum("dex,ex->dx", I6, eta)
             inertial = jnp.einsum("dex,ex->dx", I6, jd) - ops.coad_apply(eta, mom)
-            acc = ops.force_wrench(f.R, jnp.broadcast_to(g[:, None], f.p.shape))  # [0; R^T g]
+            acc = ops.force_wrench(f.R, jnp.broadcast_to(g, f.p.shape))  # [0; R^T g]
             weight = jnp.einsum("dex,ex->dx", I6, acc)
             cor, grav = add_forces(cor, grav, f, J, inertial, weight)
         return M, cor, (grav if split_bias else None)
@@ -593,10 +631,10 @@ class BodyTree(SoftRobot):
         rate = self.configuration_rate(q, qd)
         (diag, full), (ddiag, dfull) = jax.jvp(lambda q_: self._mass_points(q_, qd, True), (q,), (rate,))
         C = jnp.zeros((n, n), q.dtype)
-        pairs = [(f, df, lambda x, m=m: m[:, None] * x) for (f, m), (df, _) in zip(diag, ddiag, strict=True)]
+        pairs = [(f, df, lambda x, m=m: m[:, None] * x) for (f, m, _), (df, _, _) in zip(diag, ddiag, strict=True)]
         pairs += [
             (f, df, lambda x, I6=I6: jnp.einsum("dex,ekx->dkx", I6, x))
-            for (f, I6, _, _), (df, _, _, _) in zip(full, dfull, strict=True)
+            for (f, I6, _, _, _), (df, _, _, _, _) in zip(full, dfull, strict=True)
         ]
         for f, df, mass in pairs:
             L = f.length
@@ -613,21 +651,21 @@ class BodyTree(SoftRobot):
         values, zero on rotational slots (the argument of the Hookean ``K = S e``)."""
         s = self.structure
         q_ext = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
-        e = q_ext[np.asarray(s.euclidean_q, dtype=int)]
+        e = take(q_ext, s.euclidean_q)
         slots = np.asarray(s.joint_rest_slots, dtype=int)
         return e.at[slots].add(-self.params.joint_rest) if slots.size else e
 
     def elastic_force(self, q) -> Float[Array, " n"]:
         """Hookean ``K(q) = S e(q)``: elementwise where ``S`` is diagonal by construction
         (a dense product is a kernel of its own), else as ``S_q q - S e_rest``."""
-        if self._diagonal_elastic:
-            return jnp.diagonal(self._stiffness) * self.elastic_coordinates(q)
+        if self._elastic_diagonals is not None:
+            return self._elastic_diagonals[0] * self.elastic_coordinates(q)
         return self._stiffness_q @ q - self._stiffness_rest
 
     def damping_force(self, qd) -> Float[Array, " n"]:
         """``D qd``, elementwise where ``D`` is diagonal by construction."""
-        if self._diagonal_elastic:
-            return jnp.diagonal(self._damping) * qd
+        if self._elastic_diagonals is not None:
+            return self._elastic_diagonals[1] * qd
         return self._damping @ qd
 
     def stiffness_matrix(self) -> Float[Array, "n n"]:
@@ -646,9 +684,9 @@ class BodyTree(SoftRobot):
         g = self.params.gravity
         diagonal, full = self._mass_points(q, jnp.zeros(self.num_dofs, q.dtype), False)
         U = jnp.zeros((), q.dtype)
-        for f, m in diagonal:
+        for f, m, _ in diagonal:
             U = U - jnp.sum(m[3] * (g @ f.p))
-        for f, _, mass, first in full:
+        for f, _, mass, first, _ in full:
             U = U - jnp.sum(mass * (g @ f.p)) - jnp.sum(g @ jnp.einsum("ijx,jx->ix", f.R, first))
         return U
 
@@ -661,8 +699,8 @@ class BodyTree(SoftRobot):
         world frame (conserved without gravity, damping-free joints aside, and external load)."""
         diagonal, full = self._mass_points(q, qd, True)
         total = jnp.zeros((6,), q.dtype)
-        bodies = [(f, lambda x, m=m: m * x) for f, m in diagonal]
-        bodies += [(f, lambda x, I6=I6: jnp.einsum("dex,ex->dx", I6, x)) for f, I6, _, _ in full]
+        bodies = [(f, lambda x, m=m: m * x) for f, m, _ in diagonal]
+        bodies += [(f, lambda x, I6=I6: jnp.einsum("dex,ex->dx", I6, x)) for f, I6, _, _, _ in full]
         for f, mass in bodies:
             h = mass(f.cols[:, f.length])  # body-frame momentum at each point frame
             hw, hv = jnp.einsum("ijx,jx->ix", f.R, h[:3]), jnp.einsum("ijx,jx->ix", f.R, h[3:])

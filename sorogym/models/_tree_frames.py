@@ -13,6 +13,7 @@ import numpy as np
 from jaxtyping import Array
 
 from ._rod_ops import SpatialOps as ops
+from ._static_index import runs as index_runs
 
 
 class _Frames(NamedTuple):
@@ -89,16 +90,6 @@ def _scatter_columns(f: _Frames, n: int) -> Array:
     return out.reshape(6, n, -1)
 
 
-def _runs(row) -> list[tuple[int, int, int]]:
-    """Contiguous runs ``(position in row, target index, length)`` of a static index row."""
-    runs, start = [], 0
-    for k in range(1, len(row) + 1):
-        if k == len(row) or row[k] != row[k - 1] + 1:
-            runs.append((start, int(row[start]), k - start))
-            start = k
-    return runs
-
-
 _MAX_PADS = 64  # placements by zero-padding per call; beyond, one scatter
 
 
@@ -113,7 +104,7 @@ def _scatter_blocks(target: Array, f: _Frames, blocks: Array) -> Array:
     if f.length == 0:  # a body fixed to the world contributes nothing
         return target
     idx = np.asarray(f.path, dtype=int).reshape(-1, f.length)
-    runs = [_runs(row) for row in idx]
+    runs = [index_runs(row) for row in idx]
     n = target.shape[0]
     matrix = blocks.ndim == 3
     if sum(len(r) ** (2 if matrix else 1) for r in runs) > _MAX_PADS:
