@@ -81,6 +81,16 @@ from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _S
 __all__ = ["BodyTree", "Payload", "RigidLink", "RodBody", "TreeParams"]
 
 
+def _map_rods(fn, rods, *args):
+    """``jax.vmap(fn)(rods, *args)`` over a group's stacked rods (leading axis ``G``). A
+    single rod is evaluated unbatched and given the axis after: a batch of one changes XLA's
+    layouts and fusions (a one-rod PCS group compiled to about 7 more kernels under vmap)."""
+    if args[0].shape[0] == 1:
+        out = fn(jax.tree.map(lambda x: x[0], rods), *(a[0] for a in args))
+        return jax.tree.map(lambda x: x[None], out)
+    return jax.vmap(fn)(rods, *args)
+
+
 @final
 class BodyTree(SoftRobot):
     """Rigid links and soft rods in a tree on a fixed or floating base (module docstring).
@@ -404,8 +414,9 @@ class BodyTree(SoftRobot):
         R, pos = ops.compose(Ro, po, Rm, pm)
         return R, pos, phi, rel, dphi
 
-    def _site_frames(self, frames, group_index: int, members, s, q, qd, with_velocity) -> _Frames:
-        """Frames at sites ``s`` ``(K,)`` [m] of the group's bodies ``members`` ``(K,)``."""
+    def _site_frames(self, frames, group_index: int, members, s, q, qd, with_velocity, at_origin=False) -> _Frames:
+        """Frames at sites ``s`` ``(K,)`` [m] of the group's bodies ``members`` ``(K,)``
+        (``at_origin``: the bodies' frames are the identity pose, see :func:`_attach`)."""
         group = self.structure.groups[group_index]
         base = _take(frames[group_index].root, members)
         if group.kind == "link":
@@ -413,13 +424,13 @@ class BodyTree(SoftRobot):
         members = np.asarray(members, dtype=int)
         rods = jax.tree.map(lambda x: x[members], self._group_rods[group_index])
         rq, rv = np.asarray(group.rod_q, dtype=int)[members], np.asarray(group.rod_v, dtype=int)[members]
-        local = jax.vmap(lambda r, qb, vb, sb: r._frames(qb, vb, sb[None], with_velocity))(
-            rods, take(q, rq), take(qd, rv), s
+        local = _map_rods(
+            lambda r, qb, vb, sb: r._frames(qb, vb, sb[None], with_velocity), rods, take(q, rq), take(qd, rv), s
         )
-        return self._attach_rod(base, local, with_velocity, tuple(group.rod_v[m] for m in members))
+        return self._attach_rod(base, local, with_velocity, tuple(group.rod_v[m] for m in members), at_origin)
 
     @staticmethod
-    def _attach_rod(base: _Frames, local, with_velocity: bool, rod_v) -> _Frames:
+    def _attach_rod(base: _Frames, local, with_velocity: bool, rod_v, at_origin: bool = False) -> _Frames:
         """Attach vmapped rod frames ``(G, ..., P)`` (relative to each rod's body frame) to
         the body frames ``base`` ``(.., G)``; the rods' coordinates ``rod_v`` ``(G, n_b)``
         join the path. (A body frame does not move with its own rod's strains, so the
@@ -427,7 +438,7 @@ class BodyTree(SoftRobot):
         G, P = local.R.shape[0], local.R.shape[-1]
         flat = lambda x: jnp.moveaxis(x, 0, -2).reshape(*x.shape[1:-1], G * P)  # noqa: E731
         R, p, own, rel, dphi = (flat(x) for x in (local.R, local.p, local.J, local.eta, local.jdot_qd))
-        return _attach(_repeat(base, P), R, p, own, rel, dphi, rod_v, with_velocity)
+        return _attach(_repeat(base, P), R, p, own, rel, dphi, rod_v, with_velocity, at_origin)
 
     def _kinematics(self, q, qd, with_velocity: bool, free_roots_fixed: bool = False) -> list[_GroupFrames]:
         """Frames of every group's bodies and rod quadrature points, proximal to distal.
@@ -442,19 +453,26 @@ class BodyTree(SoftRobot):
                 site = _Frames(eye, jnp.zeros((3, G), dtype), jnp.zeros((6, 2, G), dtype), ((),) * G)
             else:
                 s = self.params.site[np.asarray(group.bodies, dtype=int)]
-                site = self._site_frames(out, group.parent_group, group.parent_members, s, q, qd, with_velocity)
+                parent_at_origin = free_roots_fixed and self.structure.groups[group.parent_group].joint == "free"
+                site = self._site_frames(
+                    out, group.parent_group, group.parent_members, s, q, qd, with_velocity, parent_at_origin
+                )
             R, p, phi, rel, dphi = self._joint_local(group, q, qd, with_velocity)
-            if free_roots_fixed and group.joint == "free":
+            at_origin = free_roots_fixed and group.joint == "free"  # free joints are at roots only
+            if at_origin:
                 R = jnp.broadcast_to(jnp.eye(3, dtype=dtype)[:, :, None], (3, 3, G))
                 p = jnp.zeros((3, G), dtype)
-            root = _attach(site, R, p, phi, rel, dphi, group.joint_v, with_velocity)
+            root = _attach(site, R, p, phi, rel, dphi, group.joint_v, with_velocity, group.parent_group < 0)
             points = None
             if group.kind == "rod":
                 rq, rv = np.asarray(group.rod_q, dtype=int), np.asarray(group.rod_v, dtype=int)
-                local = jax.vmap(lambda r, qb, vb: r._quadrature_frames(qb, vb, with_velocity))(
-                    self._group_rods[gi], take(q, rq), take(qd, rv)
+                local = _map_rods(
+                    lambda r, qb, vb: r._quadrature_frames(qb, vb, with_velocity),
+                    self._group_rods[gi],
+                    take(q, rq),
+                    take(qd, rv),
                 )
-                points = self._attach_rod(root, local, with_velocity, group.rod_v)
+                points = self._attach_rod(root, local, with_velocity, group.rod_v, at_origin)
             out.append(_GroupFrames(root, points))
         return out
 
@@ -502,7 +520,8 @@ class BodyTree(SoftRobot):
                 full.append((frames[gi].root, _spatial_inertia(mass, com, inertia), mass, mass * com, g_group))
         for gi, members, payloads in self.structure.payload_groups:
             k = np.asarray(payloads, dtype=int)
-            site = self._site_frames(frames, gi, members, p.payload_site[k], q, qd, with_velocity)
+            at_origin = free_roots_fixed and self.structure.groups[gi].joint == "free"
+            site = self._site_frames(frames, gi, members, p.payload_site[k], q, qd, with_velocity, at_origin)
             mass, com = p.payload_mass[k], p.payload_position[k].T
             zero = jnp.zeros((3, 3, k.size), mass.dtype)
             g_site = world if gravity[gi] is None else gravity[gi][:, np.asarray(members, dtype=int)]

@@ -50,7 +50,9 @@ def _take(frames: _Frames, idx) -> _Frames:
     return _Frames(frames.R[..., idx], frames.p[..., idx], frames.cols[..., idx], path)
 
 
-def _attach(base: _Frames, R: Array, p: Array, own: Array, rel: Array, dphi: Array, own_path, with_velocity):
+def _attach(
+    base: _Frames, R: Array, p: Array, own: Array, rel: Array, dphi: Array, own_path, with_velocity, at_origin=False
+):
     """Frames of points moved by local transforms ``(R, p)`` ``(.., X)`` from their bases
     (one per point), whose relative twist is ``own qd_own`` with the local columns ``own``
     ``(6, k, X)`` of coordinates ``own_path`` ``(G, k)``; ``rel`` ``(6, 1, X)`` is the
@@ -59,17 +61,22 @@ def _attach(base: _Frames, R: Array, p: Array, own: Array, rel: Array, dphi: Arr
 
         J = [Ad_h^-1 J_base, own],   eta = Ad_h^-1 eta_base + rel,
         dJ/dt qd = Ad_h^-1 (dJ/dt qd)_base + [eta, rel] + dphi
-    """
-    Rn, pn = ops.compose(base.R, base.p, R, p)
-    moved = ops.adjoint_inverse_apply(R, p, base.cols)
+
+    ``at_origin`` (static): the base frames are the identity pose, so the result's pose is
+    ``(R, p)`` itself. A base with no path coordinates is at rest (``eta`` and ``dJ/dt qd``
+    zero), so nothing of it is moved. Both skip arithmetic XLA cannot drop on its own
+    (products with zeros) and the kernels it would take."""
+    Rn, pn = (R, p) if at_origin else ops.compose(base.R, base.p, R, p)
+    path = tuple(tuple(a) + tuple(b) for a, b in zip(base.path, own_path, strict=True))
     L = base.length
+    if L == 0:
+        return _Frames(Rn, pn, jnp.concatenate([own, rel, dphi], axis=1), path)  # [rel, rel] = 0
+    moved = ops.adjoint_inverse_apply(R, p, base.cols)
     eta = moved[:, L : L + 1] + rel
     acc = moved[:, L + 1 :] + dphi
     if with_velocity:
         acc = acc + ops.bracket(eta, rel)
-    cols = jnp.concatenate([moved[:, :L], own, eta, acc], axis=1)
-    path = tuple(tuple(a) + tuple(b) for a, b in zip(base.path, own_path, strict=True))
-    return _Frames(Rn, pn, cols, path)
+    return _Frames(Rn, pn, jnp.concatenate([moved[:, :L], own, eta, acc], axis=1), path)
 
 
 def _repeat(frames: _Frames, times: int) -> _Frames:
