@@ -1,4 +1,12 @@
-"""Obstacles, backbone clearances and penalty contact forces (spatial rods, world frame, SI).
+"""Contact between robots and their surroundings (world frame, SI units).
+
+* :class:`ContactLaw` (``_laws.py``): compliant normal force and regularised, optionally
+  anisotropic Coulomb friction per contact point.
+* :class:`GroundPlane`, :func:`probe_model`, :func:`ground_contact` (``_ground.py``): probe
+  points of a rod or tree body on a ground plane, and point forces as generalized forces.
+* :class:`ResistiveForceTheory`, :func:`fluid_force` (``_fluids.py``): drag per unit
+  length on a rod's backbone in a viscous fluid, with a uniform current.
+* Below: frictionless sphere obstacles on a spatial rod (the contact-safe reaching task).
 
 Obstacles are spheres (centres ``(k, 3)`` [m], radii ``(k,)`` [m]). The robot is probed
 at ``P`` backbone points ``s_ps`` with its cross-section radius there, so a clearance is the
@@ -19,6 +27,18 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 from jaxtyping import Array, Float
+
+from ._fluids import ResistiveForceTheory, backbone_quadrature, fluid_force
+from ._ground import (
+    GroundPlane,
+    Probe,
+    cross_section_radius,
+    generalized_force,
+    ground_contact,
+    probe_link,
+    probe_model,
+)
+from ._laws import ContactLaw
 
 _TINY = 1e-12
 
@@ -66,4 +86,20 @@ def contact_generalized_force(model, q, s_ps, centers, radii, stiffness) -> tupl
     return tau, magnitude, d
 
 
-__all__ = ["sphere_clearances", "penalty_contact_forces", "backbone_probe", "contact_generalized_force"]
+__all__ = [
+    "ContactLaw",
+    "GroundPlane",
+    "Probe",
+    "ResistiveForceTheory",
+    "backbone_quadrature",
+    "backbone_probe",
+    "contact_generalized_force",
+    "cross_section_radius",
+    "fluid_force",
+    "generalized_force",
+    "ground_contact",
+    "penalty_contact_forces",
+    "probe_link",
+    "probe_model",
+    "sphere_clearances",
+]

@@ -602,6 +602,12 @@ class BodyTree(SoftRobot):
         f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s, body, False)
         return self._to_frame(f, frame)[..., 0]
 
+    def jacobian_batched(self, q: Float[Array, " nq"], s_ps, frame: str = "inertial", body=None) -> Array:
+        """Twist Jacobians ``(p, 6, n)`` at the abscissae ``s_ps`` ``(p,)`` of one body
+        (:meth:`jacobian`'s frames)."""
+        f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s_ps, body, False)
+        return jnp.moveaxis(self._to_frame(f, frame), -1, 0)
+
     def pose_and_jacobian(self, q, s=0.0, frame: str = "inertial", body=None) -> tuple[Array, Array]:
         """``(forward_kinematics, jacobian)`` from one pass."""
         f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s, body, False)

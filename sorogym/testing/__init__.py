@@ -7,9 +7,16 @@ tendon-driven models (``None`` otherwise).
 
 ``tip_agreement(a, b, length)`` gives the equal-time tip agreement metrics of the SoRoMoX
 paper's Table V (mean, RMSE, RMSE/L, max).
+
+``compare_box_on_plane(case)`` runs a rigid box sliding, spinning or tumbling on a plane in
+sorogym's contact layer and in MuJoCo (imported only when called) and returns where each
+came to rest.
 """
 
 from ._agreement import tip_agreement as tip_agreement
+from ._mujoco_box import CASES as BOX_CASES
+from ._mujoco_box import TOLERANCES as BOX_TOLERANCES
+from ._mujoco_box import compare_box_on_plane as compare_box_on_plane
 from ._soromox import soromox_twin as soromox_twin
 
-__all__ = ["soromox_twin", "tip_agreement"]
+__all__ = ["BOX_CASES", "BOX_TOLERANCES", "compare_box_on_plane", "soromox_twin", "tip_agreement"]

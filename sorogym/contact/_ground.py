@@ -1,0 +1,134 @@
+"""The ground: a plane the robot's probe points touch, and the mapping of point forces to
+generalized forces.
+
+A probe point is a point of the robot (a rod's backbone point with its cross-section radius,
+a link frame with the radius of a sphere around it) with its world position ``p`` [m],
+velocity ``v`` [m/s] and the linear rows of its inertial-frame Jacobian ``J_v`` ``(3, n)``
+(``v = J_v qd``). A point force ``f`` [N] acting there is the generalized force
+``J_v^T f``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+
+class Probe(NamedTuple):
+    """Probe points of a robot at one state: ``positions`` ``(P, 3)`` [m], ``velocities``
+    ``(P, 3)`` [m/s], ``radii`` ``(P,)`` [m], ``jacobians`` ``(P, 3, n)`` (linear rows of
+    the inertial-frame Jacobians) and ``axes`` ``(P, 3)`` (unit backbone tangents, the
+    forward direction of anisotropic friction)."""
+
+    positions: Array
+    velocities: Array
+    radii: Array
+    jacobians: Array
+    axes: Array
+
+
+def probe_model(model, q, qd, s_ps, body=None, radius=None) -> Probe:
+    """Probe points at the abscissae ``s_ps`` ``(P,)`` [m] of a rod model (serial
+    ``PCS``/``GVS``) or of one body of a :class:`~sorogym.BodyTree` (``body``: a rod body,
+    or a rigid link, probed at its frame for every ``s``). The radius is ``radius`` [m]
+    (scalar or ``(P,)``) if given, else the rod's cross-section radius at each point (linear
+    along a conical GVS link), zero for a link."""
+    s_ps = jnp.asarray(s_ps, q.dtype)
+    extra = {} if body is None else {"body": body}
+    poses = model.forward_kinematics_batched(q, s_ps, **extra)  # (P, 4, 4)
+    J = model.jacobian_batched(q, s_ps, frame="inertial", **extra)[:, 3:, :]  # (P, 3, n)
+    rod = model if body is None else _rod_or_none(model, body)
+    if radius is not None:
+        radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), s_ps.shape)
+    else:
+        radii = jnp.zeros(s_ps.shape, q.dtype) if rod is None else cross_section_radius(rod, s_ps)
+    return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0])
+
+
+def probe_link(tree, q, qd, body, offsets, radius=0.0) -> Probe:
+    """Probe points fixed to a rigid link of a :class:`~sorogym.BodyTree` at ``offsets``
+    ``(P, 3)`` [m] in the link frame (a box's corners, a foot), spheres of ``radius`` [m]:
+    ``p_i = p + R r_i``, ``J_v(i) = J_v - [R r_i]x J_w``; the axes are the link's x axis."""
+    offsets = jnp.asarray(offsets, q.dtype).reshape(-1, 3)
+    pose, J = tree.pose_and_jacobian(q, 0.0, frame="inertial", body=body)  # (4, 4), (6, n)
+    arms = offsets @ pose[:3, :3].T  # (P, 3) world-frame lever arms R r_i
+    J_v = J[3:][None] - jnp.cross(arms[:, :, None], J[:3][None], axisa=1, axisb=1, axisc=1)
+    radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), offsets.shape[:1])
+    axes = jnp.broadcast_to(pose[:3, 0], offsets.shape)
+    return Probe(pose[:3, 3] + arms, J_v @ qd, radii, J_v, axes)
+
+
+def cross_section_radius(rod, s: Float[Array, " P"]) -> Float[Array, " P"]:
+    """Cross-section radius ``(P,)`` [m] of a rod model at the abscissae ``s`` [m]."""
+    seg, local = rod.locate(s)
+    base = rod.params.radius[seg]
+    tip = getattr(rod.params, "tip_radius", None)
+    if tip is None:
+        return base
+    return base + (tip[seg] - base) * local / rod.params.length[seg]
+
+
+def _rod_or_none(tree, body):
+    try:
+        return tree.rod(body)
+    except ValueError:  # a rigid link
+        return None
+
+
+def generalized_force(probe: Probe, forces: Float[Array, "P 3"]) -> Float[Array, " n"]:
+    """``sum_i J_v(i)^T f_i`` ``(n,)`` of point forces ``(P, 3)`` [N] (world frame)."""
+    return jnp.einsum("pcn,pc->n", probe.jacobians, forces)
+
+
+class GroundPlane(eqx.Module):
+    """The half-space below the plane ``n . x = height`` (``normal`` ``(3,)``, any nonzero
+    length, points out of the ground; ``height`` [m] along it)."""
+
+    normal: Float[Array, " 3"]
+    height: Float[Array, ""]
+
+    def __init__(self, normal=(0.0, 0.0, 1.0), height=0.0, dtype=None):
+        dtype = dtype or jnp.result_type(float)
+        n = np.asarray(normal, float)
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) == 0.0:
+            raise ValueError(f"normal: a finite, nonzero 3-vector, got {normal!r}")
+        self.normal = jnp.asarray(n / np.linalg.norm(n), dtype)
+        h = np.asarray(height, float)
+        if h.shape != () or not np.isfinite(h):
+            raise ValueError(f"height: a finite scalar, got {height!r}")
+        self.height = jnp.asarray(h, dtype)
+
+    def depth(self, positions: Float[Array, "P 3"], radii: Float[Array, " P"]) -> Float[Array, " P"]:
+        """Penetration depths ``(P,)`` [m] of spheres of ``radii`` at ``positions``
+        (positive when they overlap the ground)."""
+        return radii - (positions @ self.normal - self.height)
+
+    def normals(self, num_points: int) -> Float[Array, "P 3"]:
+        return jnp.broadcast_to(self.normal, (num_points, 3))
+
+
+def ground_contact(ground: GroundPlane, law, probe: Probe, anisotropic_axes: bool = True):
+    """``(generalized force (n,), point forces (P, 3) [N], normal forces (P,) [N], depths
+    (P,) [m])`` of the probe points on the ground under ``law`` (a
+    :class:`~sorogym.contact.ContactLaw`); the probe's backbone axes are the forward
+    directions of an anisotropic law."""
+    depth = ground.depth(probe.positions, probe.radii)
+    normals = ground.normals(depth.shape[0])
+    axes = probe.axes if anisotropic_axes else None
+    forces, f_n = law.forces(depth, probe.velocities, normals, axes)
+    return generalized_force(probe, forces), forces, f_n, depth
+
+
+__all__ = [
+    "GroundPlane",
+    "Probe",
+    "cross_section_radius",
+    "generalized_force",
+    "ground_contact",
+    "probe_link",
+    "probe_model",
+]
