@@ -24,8 +24,10 @@ from sorogym.contact import (
     ResistiveForceTheory,
     backbone_quadrature,
     fluid_force,
-    ground_contact,
+    penetration,
     probe_model,
+    surface_contact,
+    terrain,
 )
 from sorogym.testing import BOX_CASES, BOX_TOLERANCES, compare_box_on_plane
 
@@ -49,7 +51,7 @@ def _slide(law, ground, y0, steps):
 
     def applied(q, qd):
         probe = probe_model(PUCK, q, qd, jnp.zeros(1), body="puck", radius=RADIUS)
-        return ground_contact(ground, law, probe)[0]
+        return surface_contact(ground, law, probe)[0]
 
     def step(y, _):
         y = sg.sim.linear_trapezoid_step(PUCK, y, applied, DT)
@@ -61,8 +63,9 @@ def _slide(law, ground, y0, steps):
 
 
 def _state_on(ground, velocity=(0.0, 0.0, 0.0), depth=0.0):
-    """Puck touching the plane (centre at ``(RADIUS - depth) n``), world velocity given."""
-    n = np.asarray(ground.normal)
+    """Puck touching the surface above the origin (centre at ``(RADIUS - depth) n``), world
+    velocity given."""
+    n = np.asarray(ground.signed_distance(jnp.zeros((1, 3)))[1][0])
     q = PUCK.neutral_configuration(jnp.float64).at[:3].set(jnp.asarray((RADIUS - depth) * n))
     qd = jnp.zeros(6).at[3:].set(jnp.asarray(velocity, jnp.float64))  # identity rotation: body = world
     return PUCK.pack_state(q, qd)
@@ -85,10 +88,14 @@ def test_resting_contact_sinks_by_the_weight_over_the_stiffness_and_does_not_dri
     assert abs(np.linalg.norm(v[-1]) - creep) < 1e-3 * creep  # below the limit: creeping at the regularised speed
 
 
+@pytest.mark.parametrize("surface", ["plane", "terrain"])
 @pytest.mark.parametrize("tan_theta, mu", [(0.3, 0.5), (0.8, 0.5)])
-def test_incline_sticks_below_tan_theta_equal_mu_and_slides_above_with_the_analytic_acceleration(tan_theta, mu):
+def test_incline_sticks_below_tan_theta_equal_mu_and_slides_above_with_the_analytic_acceleration(
+    tan_theta, mu, surface
+):
+    """On an inclined plane and on the named "slope" heightfield."""
     theta = np.arctan(tan_theta)
-    ground = _incline(theta)
+    ground = _incline(theta) if surface == "plane" else terrain("slope", size=(6.0, 2.0), resolution=0.1, angle=theta)
     law = ContactLaw(K, damping=20.0, friction=mu, slip_velocity=EPS)
     depth0 = MASS * G * np.cos(theta) / K
     v, _ = _slide(law, ground, _state_on(ground, depth=depth0), int(1.0 / DT))
@@ -208,10 +215,10 @@ def test_probe_velocities_and_frictionless_contact_force_are_derivatives(which):
 
         def energy(dq):
             p = probe_model(model, model.retract(q, dq), qd, s_ps, body=body)
-            return 0.5 * K * jnp.sum(jnp.maximum(ground.depth(p.positions, p.radii), 0.0) ** 2)
+            return 0.5 * K * jnp.sum(jnp.maximum(penetration(ground, p.positions, p.radii)[0], 0.0) ** 2)
 
-        depth = ground.depth(probe.positions, probe.radii)
-        return probe.velocities, rate, depth, ground_contact(ground, law, probe)[0], -jax.grad(energy)(jnp.zeros(n))
+        depth = penetration(ground, probe.positions, probe.radii)[0]
+        return probe.velocities, rate, depth, surface_contact(ground, law, probe)[0], -jax.grad(energy)(jnp.zeros(n))
 
     velocities, rate, depth, tau, expected = quantities(q, qd)
     np.testing.assert_allclose(velocities, rate, rtol=1e-10, atol=1e-12)

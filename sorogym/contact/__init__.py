@@ -2,8 +2,10 @@
 
 * :class:`ContactLaw` (``_laws.py``): compliant normal force and regularised, optionally
   anisotropic Coulomb friction per contact point.
-* :class:`GroundPlane`, :func:`probe_model`, :func:`ground_contact` (``_ground.py``): probe
-  points of a rod or tree body on a ground plane, and point forces as generalized forces.
+* :class:`GroundPlane`, :class:`Heightfield` (:func:`terrain`), sphere, box, capsule and
+  cylinder obstacles (``_geometry.py``): static surfaces by signed distance and normal.
+* :func:`probe_model`, :func:`probe_link`, :func:`surface_contact` (``_ground.py``): probe
+  points of a rod, tree body or link against a surface, point forces as generalized forces.
 * :class:`ResistiveForceTheory`, :func:`fluid_force` (``_fluids.py``): drag per unit
   length on a rod's backbone in a viscous fluid, with a uniform current.
 * Below: frictionless sphere obstacles on a spatial rod (the contact-safe reaching task).
@@ -29,15 +31,18 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ._fluids import ResistiveForceTheory, backbone_quadrature, fluid_force
-from ._ground import (
+from ._geometry import (
+    TERRAINS,
+    BoxObstacle,
+    CapsuleObstacle,
+    CylinderObstacle,
     GroundPlane,
-    Probe,
-    cross_section_radius,
-    generalized_force,
-    ground_contact,
-    probe_link,
-    probe_model,
+    Heightfield,
+    SphereObstacle,
+    penetration,
+    terrain,
 )
+from ._ground import Probe, cross_section_radius, generalized_force, probe_link, probe_model, surface_contact
 from ._laws import ContactLaw
 
 _TINY = 1e-12
@@ -87,19 +92,27 @@ def contact_generalized_force(model, q, s_ps, centers, radii, stiffness) -> tupl
 
 
 __all__ = [
+    "TERRAINS",
+    "BoxObstacle",
+    "CapsuleObstacle",
     "ContactLaw",
+    "CylinderObstacle",
     "GroundPlane",
+    "Heightfield",
     "Probe",
     "ResistiveForceTheory",
-    "backbone_quadrature",
+    "SphereObstacle",
     "backbone_probe",
+    "backbone_quadrature",
     "contact_generalized_force",
     "cross_section_radius",
     "fluid_force",
     "generalized_force",
-    "ground_contact",
     "penalty_contact_forces",
+    "penetration",
     "probe_link",
     "probe_model",
     "sphere_clearances",
+    "surface_contact",
+    "terrain",
 ]

@@ -1,5 +1,5 @@
-"""The ground: a plane the robot's probe points touch, and the mapping of point forces to
-generalized forces.
+"""Probe points of a robot, their contact with a surface, and the mapping of point forces
+to generalized forces.
 
 A probe point is a point of the robot (a rod's backbone point with its cross-section radius,
 a link frame with the radius of a sphere around it) with its world position ``p`` [m],
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import equinox as eqx
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
+
+from ._geometry import penetration
 
 
 class Probe(NamedTuple):
@@ -84,51 +84,23 @@ def generalized_force(probe: Probe, forces: Float[Array, "P 3"]) -> Float[Array,
     return jnp.einsum("pcn,pc->n", probe.jacobians, forces)
 
 
-class GroundPlane(eqx.Module):
-    """The half-space below the plane ``n . x = height`` (``normal`` ``(3,)``, any nonzero
-    length, points out of the ground; ``height`` [m] along it)."""
-
-    normal: Float[Array, " 3"]
-    height: Float[Array, ""]
-
-    def __init__(self, normal=(0.0, 0.0, 1.0), height=0.0, dtype=None):
-        dtype = dtype or jnp.result_type(float)
-        n = np.asarray(normal, float)
-        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) == 0.0:
-            raise ValueError(f"normal: a finite, nonzero 3-vector, got {normal!r}")
-        self.normal = jnp.asarray(n / np.linalg.norm(n), dtype)
-        h = np.asarray(height, float)
-        if h.shape != () or not np.isfinite(h):
-            raise ValueError(f"height: a finite scalar, got {height!r}")
-        self.height = jnp.asarray(h, dtype)
-
-    def depth(self, positions: Float[Array, "P 3"], radii: Float[Array, " P"]) -> Float[Array, " P"]:
-        """Penetration depths ``(P,)`` [m] of spheres of ``radii`` at ``positions``
-        (positive when they overlap the ground)."""
-        return radii - (positions @ self.normal - self.height)
-
-    def normals(self, num_points: int) -> Float[Array, "P 3"]:
-        return jnp.broadcast_to(self.normal, (num_points, 3))
-
-
-def ground_contact(ground: GroundPlane, law, probe: Probe, anisotropic_axes: bool = True):
+def surface_contact(surface, law, probe: Probe, anisotropic_axes: bool = True):
     """``(generalized force (n,), point forces (P, 3) [N], normal forces (P,) [N], depths
-    (P,) [m])`` of the probe points on the ground under ``law`` (a
+    (P,) [m])`` of the probe points against a surface (:mod:`sorogym.contact._geometry`:
+    the ground, terrain, an obstacle) under ``law`` (a
     :class:`~sorogym.contact.ContactLaw`); the probe's backbone axes are the forward
     directions of an anisotropic law."""
-    depth = ground.depth(probe.positions, probe.radii)
-    normals = ground.normals(depth.shape[0])
+    depth, normals = penetration(surface, probe.positions, probe.radii)
     axes = probe.axes if anisotropic_axes else None
     forces, f_n = law.forces(depth, probe.velocities, normals, axes)
     return generalized_force(probe, forces), forces, f_n, depth
 
 
 __all__ = [
-    "GroundPlane",
     "Probe",
     "cross_section_radius",
     "generalized_force",
-    "ground_contact",
+    "surface_contact",
     "probe_link",
     "probe_model",
 ]

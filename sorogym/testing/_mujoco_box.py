@@ -77,7 +77,7 @@ def simulate_sorogym(case: str) -> tuple[np.ndarray, np.ndarray]:
     from scipy.spatial.transform import Rotation
 
     import sorogym as sg
-    from sorogym.contact import ContactLaw, GroundPlane, ground_contact, probe_link
+    from sorogym.contact import ContactLaw, GroundPlane, probe_link, surface_contact
 
     a, b, c = HALF_SIZES
     tree = sg.BodyTree(
@@ -91,7 +91,7 @@ def simulate_sorogym(case: str) -> tuple[np.ndarray, np.ndarray]:
 
     def applied(q, qd):
         probe = probe_link(tree, q, qd, "box", corners)
-        return ground_contact(ground, law, probe, anisotropic_axes=False)[0]
+        return surface_contact(ground, law, probe, anisotropic_axes=False)[0]
 
     @jax.jit
     def run(y0):
