@@ -25,10 +25,12 @@ from sorogym.contact import (
     backbone_quadrature,
     fluid_force,
     penetration,
+    probe_bodies,
     probe_model,
     surface_contact,
     terrain,
 )
+from sorogym.robots import brittle_star
 from sorogym.testing import BOX_CASES, BOX_TOLERANCES, compare_box_on_plane
 
 G, MASS, RADIUS, K, EPS = 9.81, 1.0, 0.05, 1e4, 1e-3
@@ -278,3 +280,26 @@ def test_box_sliding_and_tumbling_on_a_plane_agrees_with_mujoco(case):
     assert row["rotation_error_rad"] < bound["rotation_error_rad"], row
     assert row["mujoco_face_up"] == row["sorogym_face_up"], row
     assert row["travel_m"] > 0.05, row  # the box did move
+
+
+def test_probing_many_bodies_at_once_equals_probing_them_one_by_one():
+    """The brittle star's arms and hub probed in one pass (the arms evaluated together)
+    against one probe per body, at a random state."""
+    star = brittle_star(num_arms=3, dtype=jnp.float64)
+    rng = np.random.default_rng(5)
+    q = star.retract(star.neutral_configuration(jnp.float64), jnp.asarray(0.1 * rng.normal(size=star.num_dofs)))
+    qd = jnp.asarray(0.2 * rng.normal(size=star.num_dofs))
+    s = np.array([0.0, 0.05, 0.12])
+    bodies = ["arm0"] * 3 + ["hub"] + ["arm2"] * 3 + ["arm1"] * 3
+    s_all = np.concatenate([s, [0.0], s, s])
+    together = jax.jit(lambda q, qd: probe_bodies(star, q, qd, bodies, s_all, radius=0.03))(q, qd)
+
+    @jax.jit
+    def one_by_one(q, qd):
+        parts = [probe_model(star, q, qd, s, body="arm0"), probe_model(star, q, qd, [0.0], body="hub", radius=0.03)]
+        return parts + [probe_model(star, q, qd, s, body="arm2"), probe_model(star, q, qd, s, body="arm1")]
+
+    parts = one_by_one(q, qd)
+    for field, got in zip(together._fields, together, strict=True):
+        want = jnp.concatenate([getattr(p, field) for p in parts])
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=field)

@@ -4,8 +4,9 @@
   anisotropic Coulomb friction per contact point.
 * :class:`GroundPlane`, :class:`Heightfield` (:func:`terrain`), sphere, box, capsule and
   cylinder obstacles (``_geometry.py``): static surfaces by signed distance and normal.
-* :func:`probe_model`, :func:`probe_link`, :func:`surface_contact` (``_ground.py``): probe
-  points of a rod, tree body or link against a surface, point forces as generalized forces.
+* :func:`probe_model`, :func:`probe_bodies`, :func:`probe_link`, :func:`surface_contact`
+  (``_ground.py``): probe points of a rod, of tree bodies or of a link against a surface,
+  point forces as generalized forces.
 * :class:`ResistiveForceTheory`, :func:`fluid_force` (``_fluids.py``): drag per unit
   length on a rod's backbone in a viscous fluid, with a uniform current.
 * Below: frictionless sphere obstacles on a spatial rod (the contact-safe reaching task).
@@ -42,7 +43,15 @@ from ._geometry import (
     penetration,
     terrain,
 )
-from ._ground import Probe, cross_section_radius, generalized_force, probe_link, probe_model, surface_contact
+from ._ground import (
+    Probe,
+    cross_section_radius,
+    generalized_force,
+    probe_bodies,
+    probe_link,
+    probe_model,
+    surface_contact,
+)
 from ._laws import ContactLaw
 
 _TINY = 1e-12
@@ -110,6 +119,7 @@ __all__ = [
     "generalized_force",
     "penalty_contact_forces",
     "penetration",
+    "probe_bodies",
     "probe_link",
     "probe_model",
     "sphere_clearances",

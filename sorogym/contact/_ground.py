@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ._geometry import penetration
@@ -46,6 +47,24 @@ def probe_model(model, q, qd, s_ps, body=None, radius=None) -> Probe:
         radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), s_ps.shape)
     else:
         radii = jnp.zeros(s_ps.shape, q.dtype) if rod is None else cross_section_radius(rod, s_ps)
+    return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0])
+
+
+def probe_bodies(tree, q, qd, bodies, s_ps, radius=0.0) -> Probe:
+    """Probe points on several bodies of a :class:`~sorogym.BodyTree` in one pass: point
+    ``k`` at the abscissa ``s_ps[k]`` [m] of ``bodies[k]`` (the points on the arms of a star
+    are evaluated together, :meth:`~sorogym.BodyTree.poses_and_jacobians`). Rod points
+    carry their cross-section radius, link frames ``radius`` [m]."""
+    s_ps = jnp.asarray(s_ps, q.dtype).reshape(-1)
+    poses, J = tree.poses_and_jacobians(q, bodies, s_ps, frame="inertial")
+    J = J[:, 3:, :]
+    radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), s_ps.shape)
+    names = [tree.body_names[tree.body_index(b)] for b in bodies]
+    for name in dict.fromkeys(names):  # each rod body once (static)
+        rod = _rod_or_none(tree, name)
+        if rod is not None:
+            k = np.flatnonzero(np.asarray(names) == name)
+            radii = radii.at[k].set(cross_section_radius(rod, s_ps[k]))
     return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0])
 
 

@@ -608,6 +608,31 @@ class BodyTree(SoftRobot):
         f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s_ps, body, False)
         return jnp.moveaxis(self._to_frame(f, frame), -1, 0)
 
+    def poses_and_jacobians(self, q: Float[Array, " nq"], bodies, s, frame: str = "inertial") -> tuple[Array, Array]:
+        """World poses ``(K, 4, 4)`` and twist Jacobians ``(K, 6, n)`` of ``K`` points of
+        several bodies: point ``k`` at the abscissa ``s[k]`` [m] of ``bodies[k]`` (a name or
+        index; a link's frame for a link). One kinematics pass; the points on the bodies of
+        one group (a star's arms) are evaluated together."""
+        index = [self.body_index(b) for b in bodies]
+        s = jnp.asarray(s, q.dtype).reshape(-1)
+        if s.shape[0] != len(index):
+            raise ValueError(f"s: one abscissa per body, got {s.shape[0]} for {len(index)} bodies")
+        qd = jnp.zeros(self.num_dofs, q.dtype)
+        frames = self._kinematics(q, qd, False)
+        by_group: dict[int, list[tuple[int, int]]] = {}
+        for k, b in enumerate(index):
+            gi, member = self.structure.body_group[b]
+            by_group.setdefault(gi, []).append((k, member))
+        order, poses, jacobians = [], [], []
+        for gi, items in by_group.items():
+            ks = np.array([k for k, _ in items], dtype=int)
+            f = self._site_frames(frames, gi, tuple(m for _, m in items), take(s, ks), q, qd, False)
+            poses.append(jax.vmap(ops.pose_matrix, in_axes=(2, 1))(f.R, f.p))
+            jacobians.append(jnp.moveaxis(self._to_frame(f, frame), -1, 0))
+            order.extend(ks.tolist())
+        inverse = np.argsort(np.asarray(order, dtype=int))
+        return jnp.concatenate(poses)[inverse], jnp.concatenate(jacobians)[inverse]
+
     def pose_and_jacobian(self, q, s=0.0, frame: str = "inertial", body=None) -> tuple[Array, Array]:
         """``(forward_kinematics, jacobian)`` from one pass."""
         f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s, body, False)
