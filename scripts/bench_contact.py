@@ -1,0 +1,150 @@
+"""Cost of ground contact per simulation step, batched, on this CPU.
+
+Cases: a free 2-segment PCS rod lying on the ground, probed at 16 backbone points
+(anisotropic friction along the rod), and the brittle star on the ground (its hub as a sphere
+of half its thickness and 4 points on each of its 5 arms, all probed in one pass). Each case steps
+``sg.sim.linear_trapezoid_step`` in float32 with the ground contact as the applied force
+(``sg.contact.surface_contact``), vmapped over ``num_envs`` randomly perturbed states, in a
+jitted ``lax.scan`` of control steps; the same step without contact runs side by side in
+the same process, so the ratio is the contact's cost. steps/s = num_envs * steps / seconds
+(best of the repeats, median in the JSON); every final state is checked finite.
+
+    .venv/bin/python scripts/bench_contact.py [--quick]
+
+Writes results/bench/contact_cpu.{json,md} and prints the table. The gripper holding a box
+needs free objects, which the contact layer does not have yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import sorogym as sg
+from sorogym.contact import ContactLaw, GroundPlane, probe_bodies, surface_contact
+from sorogym.provenance import run_metadata
+from sorogym.robots import brittle_star
+
+ROOT = Path(__file__).resolve().parents[1]
+DT = 1e-3  # [s] per simulation step
+ROD = dict(radius=0.01, density=1000.0, young_modulus=1e6, poisson_ratio=0.5, damping=100.0)
+
+
+def rod_case():
+    """The free rod, its probe (bodies, abscissae, link radius) and its contact law."""
+    params = sg.RodParams.create(length=[0.15, 0.15], **ROD, mounting="horizontal", dtype=jnp.float32)
+    joint = sg.Joint.free(position=(0.0, 0.0, ROD["radius"]))
+    tree = sg.BodyTree([sg.RodBody("rod", sg.PCS(params), joint=joint, actuated=False)], gravity=(0, 0, -9.81))
+    s = np.linspace(0.0, 0.3, 16)
+    law = ContactLaw(100.0, damping=5.0, friction=(0.2, 0.6, 0.8), slip_velocity=1e-3, dtype=jnp.float32)
+    return tree, (["rod"] * 16, s, 0.0), law
+
+
+def star_case():
+    star = brittle_star(dtype=jnp.float32)
+    s = np.linspace(0.02, 0.12, 4)
+    bodies = ["hub"] + [f"arm{k}" for k in range(5) for _ in s]  # the hub: a sphere of half its thickness
+    abscissae = np.concatenate([[0.0], np.tile(s, 5)])
+    law = ContactLaw(200.0, damping=5.0, friction=0.5, slip_velocity=1e-3, dtype=jnp.float32)
+    return star, (bodies, abscissae, 0.007), law
+
+
+CASES = {"rod_on_ground (16 points)": rod_case, "brittle_star_on_ground (21 points)": star_case}
+
+
+def compile_run(tree, probe_spec, law, num_envs, steps, contact: bool):
+    ground = GroundPlane(dtype=jnp.float32)
+    bodies, s, radius = probe_spec
+    u = jnp.full((tree.num_actuators,), 0.2, jnp.float32)
+
+    def applied(q, qd):
+        tau = tree.generalized_force(q, u)
+        if contact:
+            probe = probe_bodies(tree, q, qd, bodies, s, radius)
+            tau = tau + surface_contact(ground, law, probe)[0]
+        return tau
+
+    step = jax.vmap(lambda y: sg.sim.linear_trapezoid_step(tree, y, applied, DT))
+
+    def run(y):
+        return jax.lax.scan(lambda y, _: (step(y), None), y, None, length=steps)[0]
+
+    rng = np.random.default_rng(0)
+    q0 = tree.neutral_configuration(jnp.float32)
+    dq = jnp.asarray(0.01 * rng.normal(size=(num_envs, tree.num_dofs)), jnp.float32)
+    y0 = jax.vmap(lambda d: tree.pack_state(tree.retract(q0, d), jnp.zeros(tree.num_dofs, jnp.float32)))(dq)
+    t0 = time.perf_counter()
+    compiled = jax.jit(run).lower(y0).compile()
+    return compiled, y0, time.perf_counter() - t0
+
+
+def measure(compiled, y0, repeats):
+    y = jax.block_until_ready(compiled(y0))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        y = jax.block_until_ready(compiled(y0))
+        times.append(time.perf_counter() - t0)
+    return times, bool(np.all(np.isfinite(np.asarray(y))))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, 1 and 256 envs")
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench"))
+    args = parser.parse_args()
+    sizes = (1, 256) if args.quick else (1, 256, 1024)
+    repeats = 3 if args.quick else 5
+    rows = []
+    for name, build in CASES.items():
+        tree, spec, law = build()
+        for num_envs in sizes:
+            steps = max(10, math.ceil(4000 / num_envs))
+            row = {"case": name, "num_envs": num_envs, "steps_per_call": steps, "dt_s": DT}
+            runs = {key: compile_run(tree, spec, law, num_envs, steps, key == "contact") for key in ("contact", "free")}
+            times = {key: [] for key in runs}
+            finite = True
+            for _ in range(repeats):  # alternate the two programs
+                for key, (compiled, y0, _) in runs.items():
+                    t, ok = measure(compiled, y0, 1)
+                    times[key] += t
+                    finite &= ok
+            for key in runs:
+                row[f"{key}_steps_per_s"] = num_envs * steps / min(times[key])
+                row[f"{key}_steps_per_s_median"] = num_envs * steps / float(np.median(times[key]))
+                row[f"{key}_compile_s"] = runs[key][2]
+            row["contact_cost_ratio"] = row["free_steps_per_s"] / row["contact_steps_per_s"]
+            row["finite"] = finite
+            rows.append(row)
+            print(
+                f"{name} x{num_envs}: {row['contact_steps_per_s']:,.0f} steps/s with contact, "
+                f"{row['free_steps_per_s']:,.0f} without (x{row['contact_cost_ratio']:.2f})",
+                flush=True,
+            )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "contact_cpu_quick" if args.quick else "contact_cpu"
+    meta = run_metadata(args.quick, ("jax", "jaxlib"), "float32; steps/s best of the alternating repeats")
+    (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    lines = [
+        "| case | envs | steps/s with contact | steps/s without | contact cost (x) | finite |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['num_envs']} | {r['contact_steps_per_s']:,.0f} | {r['free_steps_per_s']:,.0f} | "
+            f"{r['contact_cost_ratio']:.2f} | {r['finite']} |"
+        )
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
