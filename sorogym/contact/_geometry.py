@@ -19,12 +19,14 @@ from jaxtyping import Array, Float
 _TINY = 1e-30
 
 
-def _vector(name: str, value, size: int, dtype, *, nonzero: bool = False) -> Array:
+def _vector(name: str, value, size: int, dtype=None, *, nonzero: bool = False, unit: bool = False):
+    """``value`` validated as a finite (nonzero) ``size``-vector: as an array of ``dtype``,
+    normalised if ``unit``; ``ValueError`` naming ``name`` otherwise."""
     v = np.asarray(value, float)
-    if v.shape != (size,) or not np.all(np.isfinite(v)) or (nonzero and np.linalg.norm(v) == 0.0):
-        kind = "nonzero " if nonzero else ""
+    if v.shape != (size,) or not np.all(np.isfinite(v)) or ((nonzero or unit) and np.linalg.norm(v) == 0.0):
+        kind = "nonzero " if nonzero or unit else ""
         raise ValueError(f"{name}: a finite {kind}{size}-vector, got {value!r}")
-    return jnp.asarray(v, dtype)
+    return jnp.asarray(v / np.linalg.norm(v) if unit else v, dtype)
 
 
 def _positive(name: str, value, dtype) -> Array:
@@ -52,8 +54,7 @@ class GroundPlane(eqx.Module):
 
     def __init__(self, normal=(0.0, 0.0, 1.0), height=0.0, dtype=None):
         dtype = dtype or jnp.result_type(float)
-        n = np.asarray(_vector("normal", normal, 3, np.float64, nonzero=True))
-        self.normal = jnp.asarray(n / np.linalg.norm(n), dtype)
+        self.normal = _vector("normal", normal, 3, dtype, unit=True)
         h = np.asarray(height, float)
         if h.shape != () or not np.isfinite(h):
             raise ValueError(f"height: a finite scalar, got {height!r}")
@@ -229,8 +230,7 @@ class CylinderObstacle(eqx.Module):
     def __init__(self, center, axis, radius, half_length, dtype=None):
         dtype = dtype or jnp.result_type(float)
         self.center = _vector("center", center, 3, dtype)
-        a = np.asarray(_vector("axis", axis, 3, np.float64, nonzero=True))
-        self.axis = jnp.asarray(a / np.linalg.norm(a), dtype)
+        self.axis = _vector("axis", axis, 3, dtype, unit=True)
         self.radius = _positive("radius", radius, dtype)
         self.half_length = _positive("half_length", half_length, dtype)
 
