@@ -40,8 +40,8 @@ def probe_model(model, q, qd, s_ps, body=None, radius=None) -> Probe:
     along a conical GVS link), zero for a link."""
     s_ps = jnp.asarray(s_ps, q.dtype)
     extra = {} if body is None else {"body": body}
-    poses = model.forward_kinematics_batched(q, s_ps, **extra)  # (P, 4, 4)
-    J = model.jacobian_batched(q, s_ps, frame="inertial", **extra)[:, 3:, :]  # (P, 3, n)
+    poses, J = model.pose_and_jacobian_batched(q, s_ps, frame="inertial", **extra)  # one kinematics pass
+    J = J[:, 3:, :]  # (P, 3, n)
     rod = model if body is None else _rod_or_none(model, body)
     if radius is not None:
         radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), s_ps.shape)

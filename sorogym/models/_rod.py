@@ -97,6 +97,13 @@ class QuadratureRod(SoftRobot):
         f = self._frames(q, jnp.zeros_like(q), s, False)
         return self.ops.pose_matrix(f.R[..., 0], f.p[:, 0]), self._to_frame(f, frame)[..., 0]
 
+    def pose_and_jacobian_batched(self, q: Float[Array, " n"], s_ps, frame: str = "inertial") -> tuple[Array, Array]:
+        """``(forward_kinematics_batched, jacobian_batched)`` at the arc lengths ``s_ps``
+        from one kinematics pass: poses ``(p, 4, 4)`` and Jacobians ``(p, d, n)``."""
+        f = self._frames(q, jnp.zeros_like(q), s_ps, False)
+        poses = jax.vmap(self.ops.pose_matrix, in_axes=(2, 1))(f.R, f.p)
+        return poses, jnp.moveaxis(self._to_frame(f, frame), -1, 0)
+
     def jacobian_batched(self, q: Float[Array, " n"], s_ps, frame: str = "inertial") -> Array:
         """Jacobians ``(p, d, n)`` at the arc lengths ``s_ps``."""
         J = self._to_frame(self._frames(q, jnp.zeros_like(q), s_ps, False), frame)

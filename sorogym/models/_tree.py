@@ -608,6 +608,12 @@ class BodyTree(SoftRobot):
         f = self._point_frames(q, jnp.zeros(self.num_dofs, q.dtype), s_ps, body, False)
         return jnp.moveaxis(self._to_frame(f, frame), -1, 0)
 
+    def pose_and_jacobian_batched(self, q: Float[Array, " nq"], s_ps, frame: str = "inertial", body=None):
+        """Poses ``(p, 4, 4)`` and Jacobians ``(p, 6, n)`` at the abscissae ``s_ps`` of one
+        body, from one kinematics pass."""
+        s_ps = jnp.asarray(s_ps, q.dtype).reshape(-1)
+        return self.poses_and_jacobians(q, [self.body_index(body)] * s_ps.shape[0], s_ps, frame)
+
     def poses_and_jacobians(self, q: Float[Array, " nq"], bodies, s, frame: str = "inertial") -> tuple[Array, Array]:
         """World poses ``(K, 4, 4)`` and twist Jacobians ``(K, 6, n)`` of ``K`` points of
         several bodies: point ``k`` at the abscissa ``s[k]`` [m] of ``bodies[k]`` (a name or
