@@ -7,8 +7,10 @@
 * :func:`probe_model`, :func:`probe_bodies`, :func:`probe_link`, :func:`surface_contact`
   (``_ground.py``): probe points of a rod, of tree bodies or of a link against a surface,
   point forces as generalized forces.
-* :class:`ResistiveForceTheory`, :func:`fluid_force` (``_fluids.py``): drag per unit
-  length on a rod's backbone in a viscous fluid, with a uniform current.
+* :class:`ResistiveForceTheory`, :class:`MorisonDrag`, :class:`Buoyancy`,
+  :func:`fluid_force`, :func:`added_mass_matrix` (``_fluids.py``): fluid forces per unit
+  length on a rod's backbone (viscous and quadratic drag in a uniform current, buoyancy)
+  and the added-mass matrix.
 * Below: frictionless sphere obstacles on a spatial rod (the contact-safe reaching task).
 
 Obstacles are spheres (centres ``(k, 3)`` [m], radii ``(k,)`` [m]). The robot is probed
@@ -31,7 +33,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ._fluids import ResistiveForceTheory, backbone_quadrature, fluid_force
+from ._fluids import Buoyancy, MorisonDrag, ResistiveForceTheory, added_mass_matrix, backbone_quadrature, fluid_force
 from ._geometry import (
     TERRAINS,
     BoxObstacle,
@@ -103,14 +105,17 @@ def contact_generalized_force(model, q, s_ps, centers, radii, stiffness) -> tupl
 __all__ = [
     "TERRAINS",
     "BoxObstacle",
+    "Buoyancy",
     "CapsuleObstacle",
     "ContactLaw",
     "CylinderObstacle",
     "GroundPlane",
     "Heightfield",
+    "MorisonDrag",
     "Probe",
     "ResistiveForceTheory",
     "SphereObstacle",
+    "added_mass_matrix",
     "backbone_probe",
     "backbone_quadrature",
     "contact_generalized_force",

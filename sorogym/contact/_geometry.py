@@ -19,9 +19,19 @@ from jaxtyping import Array, Float
 _TINY = 1e-30
 
 
+def _traced(value) -> bool:
+    """Whether ``value`` is (or holds) a JAX tracer: inside ``jit``/``vmap`` a surface built
+    from per-environment values is checked where those values were concrete."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
+
+
 def _vector(name: str, value, size: int, dtype=None, *, nonzero: bool = False, unit: bool = False):
     """``value`` validated as a finite (nonzero) ``size``-vector: as an array of ``dtype``,
-    normalised if ``unit``; ``ValueError`` naming ``name`` otherwise."""
+    normalised if ``unit``; ``ValueError`` naming ``name`` otherwise (not checked when
+    traced)."""
+    if _traced(value):
+        v = jnp.asarray(value, dtype)
+        return v / jnp.linalg.norm(v) if unit else v
     v = np.asarray(value, float)
     if v.shape != (size,) or not np.all(np.isfinite(v)) or ((nonzero or unit) and np.linalg.norm(v) == 0.0):
         kind = "nonzero " if nonzero or unit else ""
@@ -30,6 +40,8 @@ def _vector(name: str, value, size: int, dtype=None, *, nonzero: bool = False, u
 
 
 def _positive(name: str, value, dtype) -> Array:
+    if _traced(value):
+        return jnp.asarray(value, dtype)
     v = np.asarray(value, float)
     if v.shape != () or not np.isfinite(v) or v <= 0.0:
         raise ValueError(f"{name}: a finite positive scalar, got {value!r}")
