@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 import sorogym  # noqa: E402
 from sorogym.actuation import Tendons  # noqa: E402
-from sorogym.contact import backbone_probe, sphere_clearances  # noqa: E402
+from sorogym.contact import rod_obstacle_contact, sphere_obstacles  # noqa: E402
 from sorogym.control import SecondOrderGains, clf_cbf_control, contact_barrier, tip_distance  # noqa: E402
 from sorogym.provenance import run_metadata  # noqa: E402
 from sorogym.sim import rollout_closed_loop_to  # noqa: E402
@@ -74,6 +74,7 @@ def main(argv=None):
     L = float(model.total_length)
     probes = jnp.linspace(0.0, L, NUM_PROBES)
     centers, radii = jnp.asarray(CENTERS), jnp.full(3, RADIUS)
+    obstacles = sphere_obstacles(centers, radii)
     goal = jnp.asarray(GOAL)
     clf = tip_distance(model, lambda t: goal)
     cbf = contact_barrier(model, probes, centers, radii, STIFFNESS, FORCE_BOUND)
@@ -81,8 +82,7 @@ def main(argv=None):
     cbf_gains = SecondOrderGains.critically_damped(args.cbf_frequency)
 
     def peak_force(q):
-        pts, r, _ = backbone_probe(model, q, probes)
-        return STIFFNESS * jnp.maximum(0.0, -jnp.min(sphere_clearances(pts, r, centers, radii)))
+        return jnp.max(rod_obstacle_contact(model, q, probes, obstacles, STIFFNESS)[1])
 
     results, series = {}, {}
     for name, with_barrier in (("hoclf", False), ("hoclf_hocbf", True)):

@@ -1,48 +1,57 @@
-"""Contact: clearances, penalty forces and their generalized forces on a spatial PCS rod."""
+"""Obstacles pressing on a rod: depths, the deepest-point penalty, and point forces mapped to
+generalized forces (the transposed Jacobian recursion of PCS against ``J_v^T f``)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import sorogym as sg
-from sorogym.contact import contact_generalized_force, penalty_contact_forces, sphere_clearances
+from sorogym.contact import (
+    deepest_point_forces,
+    obstacle_depths,
+    rod_obstacle_contact,
+    sphere_obstacles,
+)
 
 
-def _rod():
-    p = sg.RodParams.upright(
-        length=[0.15, 0.15],
+def _rod(planar=False, segments=2):
+    params = sg.RodParams.upright(
+        length=[0.15] * segments,
         radius=0.02,
         density=1000.0,
         young_modulus=1e5,
         poisson_ratio=0.5,
-        gravity=[0.0, 0.0, 0.0],
+        gravity=[0.0, 0.0] if planar else [0.0, 0.0, 0.0],
+        planar=planar,
         dtype=jnp.float64,
     )
-    return sg.PCS(p)
+    return sg.PlanarPCS(params) if planar else sg.PCS(params)
 
 
-def test_clearances_match_closed_form():
+def test_depths_match_closed_form():
     pts = jnp.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.1]])
-    d = sphere_clearances(pts, jnp.array([0.01, 0.02]), jnp.array([[0.05, 0.0, 0.1]]), jnp.array([0.01]))
-    np.testing.assert_allclose(np.asarray(d)[:, 0], [np.hypot(0.05, 0.1) - 0.02, 0.05 - 0.03], atol=1e-12)
+    d, n = obstacle_depths(
+        sphere_obstacles(jnp.array([[0.05, 0.0, 0.1]]), jnp.array([0.01])), pts, jnp.array([0.01, 0.02])
+    )
+    np.testing.assert_allclose(np.asarray(d)[:, 0], [0.02 - np.hypot(0.05, 0.1), 0.03 - 0.05], atol=1e-12)
+    np.testing.assert_allclose(np.asarray(n)[1, 0], [-1.0, 0.0, 0.0], atol=1e-12)
 
 
 def test_penalty_force_magnitude_is_independent_of_sampling_density():
     k = 1000.0
-    centre, radius = jnp.array([[0.025, 0.0, 0.1]]), jnp.array([0.01])
+    spheres = sphere_obstacles(jnp.array([[0.025, 0.0, 0.1]]), jnp.array([0.01]))
     for num in (11, 41, 161):
         z = jnp.linspace(0.0, 0.2, num)
         pts = jnp.stack([jnp.zeros(num), jnp.zeros(num), z], -1)
-        forces, mag, d = penalty_contact_forces(pts, jnp.full(num, 0.02), centre, radius, k)
-        deepest = float(-jnp.min(d))
-        assert abs(float(mag[0]) - k * deepest) < 1e-9
+        depths, normals = obstacle_depths(spheres, pts, jnp.full(num, 0.02))
+        forces, mag = deepest_point_forces(depths, normals, k)
+        assert abs(float(mag[0]) - k * float(jnp.max(depths))) < 1e-9
         total = np.asarray(jnp.sum(forces, 0))
-        assert total[0] < 0 and abs(np.linalg.norm(total) - float(mag[0])) < 0.1 * float(
-            mag[0]
-        )  # normals fan out around the deepest point
-    # no penetration, no force
-    far = penalty_contact_forces(pts, jnp.full(num, 0.02), centre + jnp.array([0.1, 0, 0]), radius, k)
-    assert float(jnp.abs(far[0]).max()) == 0.0
+        # normals fan out around the deepest point
+        assert total[0] < 0 and abs(np.linalg.norm(total) - float(mag[0])) < 0.1 * float(mag[0])
+    far = sphere_obstacles(jnp.array([[0.125, 0.0, 0.1]]), jnp.array([0.01]))
+    assert float(jnp.abs(deepest_point_forces(*obstacle_depths(far, pts, jnp.full(num, 0.02)), k)[0]).max()) == 0.0
 
 
 def test_generalized_contact_force_is_power_consistent():
@@ -52,9 +61,44 @@ def test_generalized_contact_force_is_power_consistent():
     qd = jnp.asarray(rng.normal(size=model.num_dofs))
     s_ps = jnp.linspace(0.0, 0.3, 15)
     centre = model.backbone_positions(q, s_ps)[9] + jnp.array([0.025, 0.0, 0.0])
-    tau, mag, d = contact_generalized_force(model, q, s_ps, centre[None], jnp.array([0.01]), 1000.0)
+    spheres = sphere_obstacles(centre[None], jnp.array([0.01]))
+    tau, mag, depths = rod_obstacle_contact(model, q, s_ps, spheres, 1000.0)
     assert float(mag[0]) > 0
-    pts = model.backbone_positions(q, s_ps)
-    forces = penalty_contact_forces(pts, jnp.full(15, 0.02), centre[None], jnp.array([0.01]), 1000.0)[0]
+    forces = deepest_point_forces(
+        *obstacle_depths(spheres, model.backbone_positions(q, s_ps), jnp.full(15, 0.02)), 1000.0
+    )[0]
     v = jax.jvp(lambda qq: model.backbone_positions(qq, s_ps), (q,), (qd,))[1]
     np.testing.assert_allclose(float(qd @ tau), float(jnp.sum(forces * v)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("planar, segments", [(False, 1), (False, 3), (True, 2)])
+def test_transposed_recursion_equals_jacobian_transpose(planar, segments):
+    """PCS.point_force_map (one wrench per point, no Jacobian) against sum J_v^T f from the
+    Jacobians, on random strains, abscissae (segment ends included) and forces."""
+    model = _rod(planar, segments)
+    rng = np.random.default_rng(segments)
+    k = model.ops.pos_dim
+    L = float(model.total_length)
+    s_ps = jnp.asarray(np.concatenate([rng.uniform(0, L, 9), [0.0, 0.15, L]]))
+
+    @jax.jit
+    def both(q, f):
+        positions, apply = model.point_force_map(q, s_ps)
+        poses, J = model.pose_and_jacobian_batched(q, s_ps)
+        return positions, apply(f), poses[:, :k, k], jnp.einsum("pcn,pc->n", J[:, -k:], f)
+
+    for _ in range(3):
+        q = jnp.asarray(rng.normal(size=model.num_dofs) * 3.0)
+        f = jnp.asarray(rng.normal(size=(s_ps.shape[0], k)))
+        positions, tau, expected_positions, expected = (np.asarray(x) for x in both(q, f))
+        np.testing.assert_allclose(tau, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+        np.testing.assert_allclose(positions, expected_positions, atol=1e-14)
+
+
+def test_obstacle_fields_are_named():
+    with pytest.raises(ValueError, match="centers"):
+        sphere_obstacles(jnp.zeros((2, 2)), jnp.ones(2))
+    with pytest.raises(ValueError, match="radii"):
+        sphere_obstacles(jnp.zeros((2, 3)), jnp.array([0.1, -0.1]))
+    with pytest.raises(ValueError, match="radii"):
+        sphere_obstacles(jnp.zeros((2, 3)), jnp.ones(3))

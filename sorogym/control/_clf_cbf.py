@@ -5,11 +5,11 @@ Both conditions are imposed on relative-degree-two outputs of ``q``:
 
 * HOCLF on the tip distance ``V = |x(q) - x_d(t)|`` [m]:
   ``Vdd + gamma1 Vd + gamma0 V <= 0`` (eq. 47);
-* HOCBF on the contact barrier ``b = F_max + k_c min_ij d_ij(q)`` [N]:
+* HOCBF on the contact barrier ``b = F_max - k_c max_ij delta_ij(q)`` [N]:
   ``bdd + alpha1 bd + alpha0 b >= 0`` (eq. 46, eq. 50),
 
-where ``d_ij`` are robot-surface to obstacle-surface clearances at backbone probe points
-(:func:`sorogym.contact.sphere_clearances`). Along ``dy/dt = f0 + f_u u`` each condition is
+where ``delta_ij`` are the penetrations of backbone probe points into the obstacles
+(:func:`sorogym.contact.obstacle_depths`, negative clearance). Along ``dy/dt = f0 + f_u u`` each condition is
 one half-space in ``u`` (:func:`~sorogym.control.second_order_output`). The controller
 projects a nominal input (zero by default, giving the minimum-norm input) onto the HOCLF
 half-space and then projects the result onto the HOCBF half-space, so safety takes
@@ -29,7 +29,7 @@ from collections.abc import Callable
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..contact import backbone_probe, sphere_clearances
+from ..contact import cross_section_radius, obstacle_depths, sphere_obstacles
 from ._affine import ControlAffine, SecondOrderOutput, control_affine_dynamics, second_order_output
 from ._projection import project_halfspace, project_halfspace_box
 
@@ -73,14 +73,16 @@ def tip_distance(model, target: Callable) -> Callable:
 
 
 def contact_barrier(model, probe_s, centers, radii, stiffness: float, force_bound: float) -> Callable:
-    """``b(q, t) = F_max + k_c min_ij d_ij(q)`` [N] for spherical obstacles (centres
+    """``b(q, t) = F_max - k_c max_ij delta_ij(q)`` [N] for spherical obstacles (centres
     ``(k, 3)``, radii ``(k,)`` [m]) and backbone probes at arc lengths ``probe_s`` ``(P,)``
-    [m]. ``b >= 0`` iff the penalty contact force ``k_c max(-d, 0)`` stays below
-    ``force_bound``."""
+    [m]. ``b >= 0`` iff the deepest-point penalty force ``k_c max(delta, 0)``
+    (:func:`sorogym.contact.rod_obstacle_contact`) stays below ``force_bound``."""
+    obstacles = sphere_obstacles(centers, radii)
 
     def b(q, t):
-        pts, r, _ = backbone_probe(model, q, probe_s)
-        return force_bound + stiffness * jnp.min(sphere_clearances(pts, r, centers, radii))
+        s = jnp.asarray(probe_s, q.dtype)
+        depths = obstacle_depths(obstacles, model.backbone_positions(q, s), cross_section_radius(model, s))[0]
+        return force_bound - stiffness * jnp.max(depths)
 
     return b
 

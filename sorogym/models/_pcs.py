@@ -19,6 +19,7 @@ Integrals along segments (M, C qd, G) use Gauss-Legendre quadrature.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar, final
 
 import equinox as eqx
@@ -171,6 +172,19 @@ class _PCSRod(QuadratureRod):
         s = jnp.asarray(s, q.dtype).reshape(-1)
         seg, s_loc = self.locate(s)
         return self._kinematics(q, qd, s_loc, seg, with_velocity)
+
+    def point_force_map(self, q: Float[Array, " n"], s_ps) -> tuple[Array, Callable]:
+        """``(positions (p, k) [m], apply)`` at the backbone points ``s_ps`` ``(p,)`` [m]:
+        ``apply(forces (p, k) [N]) -> (n,)`` is the generalized force ``sum_i J_v(s_i)^T
+        f_i`` of world-frame forces there, by the transposed Jacobian recursion
+        (:func:`~sorogym.models._pcs_kernel.point_force_map`; the Jacobians are never
+        formed)."""
+        ops, p = self.ops, self.params
+        s = jnp.asarray(s_ps, q.dtype).reshape(-1)
+        seg, s_local = self.locate(s)
+        root = kernel.root_frame(ops, ops.base_rotation(p.base_rotation), p.base_position, self.num_dofs)
+        _, positions, apply = kernel.point_force_map(ops, root, self.strain(q), self._B, p.length, s_local, seg)
+        return positions.T, lambda forces: apply(jnp.asarray(forces, q.dtype).T)
 
     # -- dynamics ----------------------------------------------------------------------
 

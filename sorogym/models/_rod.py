@@ -13,6 +13,7 @@ and ``_damping`` ``(n, n)``; all are declared here as abstract members. Frames a
 """
 
 import abc
+from collections.abc import Callable
 from typing import ClassVar
 
 import equinox as eqx
@@ -108,6 +109,21 @@ class QuadratureRod(SoftRobot):
         """Jacobians ``(p, d, n)`` at the arc lengths ``s_ps``."""
         J = self._to_frame(self._frames(q, jnp.zeros_like(q), s_ps, False), frame)
         return jnp.moveaxis(J, -1, 0)
+
+    def point_force_map(self, q: Float[Array, " n"], s_ps) -> tuple[Array, Callable]:
+        """``(positions (p, k) [m], apply)`` at the backbone points ``s_ps`` ``(p,)`` [m]:
+        ``apply(forces (p, k) [N]) -> (n,)`` is the generalized force ``sum_i J_v(s_i)^T
+        f_i`` of world-frame forces acting there (contact, drag, a pull on the tip), with
+        ``J_v`` the linear rows of the inertial-frame Jacobians. Models with a cheaper
+        transposed recursion override it."""
+        poses, J = self.pose_and_jacobian_batched(q, s_ps, frame="inertial")
+        k = self.ops.pos_dim
+        return poses[:, :k, k], lambda forces: jnp.einsum("pcn,pc->n", J[:, -k:], forces)
+
+    def point_forces_generalized(self, q: Float[Array, " n"], s_ps, forces) -> Float[Array, " n"]:
+        """``sum_i J_v(s_i)^T f_i`` ``(n,)`` of world-frame forces ``(p, k)`` [N] at the
+        backbone points ``s_ps`` ``(p,)`` [m] (:meth:`point_force_map`)."""
+        return self.point_force_map(q, s_ps)[1](forces)
 
     # -- dynamics ----------------------------------------------------------------------
 

@@ -166,10 +166,11 @@ class Spheres(eqx.Module):
     def clearance(self, points: Float[Array, "P 3"], inflate: float = 0.0) -> Float[Array, "P S"]:
         """Signed distance [m] from each point to each sphere's surface grown by
         ``inflate`` (e.g. the robot radius); negative inside."""
-        from sorogym.contact import sphere_clearances
+        from sorogym.contact import obstacle_depths, sphere_obstacles
 
         inflate = jnp.full(points.shape[:1], inflate, points.dtype)
-        return sphere_clearances(points, inflate, self.centers.astype(points.dtype), self.radii.astype(points.dtype))
+        spheres = sphere_obstacles(self.centers.astype(points.dtype), self.radii.astype(points.dtype))
+        return -obstacle_depths(spheres, points, inflate)[0]
 
     @classmethod
     def random(
