@@ -11,6 +11,9 @@
   :func:`fluid_force`, :func:`added_mass_matrix` (``_fluids.py``): fluid forces per unit
   length on a rod's backbone (viscous and quadratic drag in a uniform current, buoyancy)
   and the added-mass matrix.
+* :class:`RigidObject`, :func:`probe_object`, :func:`object_contact` (``_objects.py``):
+  rigid objects (sphere, box, capsule, cylinder) as free bodies of a tree, touching robots,
+  the ground and each other.
 * :func:`sphere_obstacles`, :func:`rod_obstacle_contact` (``_obstacles.py``): obstacles
   pressing on a rod with one penalty force each at its deepest point (the contact-force
   proxy of the SoRoMoX safety case, ``ContactSafeReaching-v0``).
@@ -40,9 +43,11 @@ from ._ground import (
     surface_contact,
 )
 from ._laws import ContactLaw
+from ._objects import SHAPES, RigidObject, check_separation, object_contact, probe_object
 from ._obstacles import deepest_point_forces, obstacle_depths, rod_obstacle_contact, sphere_obstacles
 
 __all__ = [
+    "SHAPES",
     "TERRAINS",
     "BoxObstacle",
     "Buoyancy",
@@ -53,19 +58,23 @@ __all__ = [
     "Heightfield",
     "MorisonDrag",
     "Probe",
+    "RigidObject",
     "ResistiveForceTheory",
     "SphereObstacle",
     "added_mass_matrix",
     "backbone_quadrature",
+    "check_separation",
     "cross_section_radius",
     "deepest_point_forces",
     "fluid_force",
     "generalized_force",
+    "object_contact",
     "obstacle_depths",
     "penetration",
     "probe_bodies",
     "probe_link",
     "probe_model",
+    "probe_object",
     "rod_obstacle_contact",
     "sphere_obstacles",
     "surface_contact",
