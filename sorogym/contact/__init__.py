@@ -14,6 +14,8 @@
 * :class:`RigidObject`, :func:`probe_object`, :func:`object_contact` (``_objects.py``):
   rigid objects (sphere, box, capsule, cylinder) as free bodies of a tree, touching robots,
   the ground and each other.
+* :func:`rod_pair_contact` (``_rod_pairs.py``): contact between two rods (branches of a
+  tree, or two robots) through the capsule chain of one rod's probe points.
 * :func:`sphere_obstacles`, :func:`rod_obstacle_contact` (``_obstacles.py``): obstacles
   pressing on a rod with one penalty force each at its deepest point (the contact-force
   proxy of the SoRoMoX safety case, ``ContactSafeReaching-v0``).
@@ -45,6 +47,7 @@ from ._ground import (
 from ._laws import ContactLaw
 from ._objects import SHAPES, RigidObject, check_separation, object_contact, probe_object
 from ._obstacles import deepest_point_forces, obstacle_depths, rod_obstacle_contact, sphere_obstacles
+from ._rod_pairs import closest_on_chain, rod_pair_contact
 
 __all__ = [
     "SHAPES",
@@ -64,6 +67,7 @@ __all__ = [
     "added_mass_matrix",
     "backbone_quadrature",
     "check_separation",
+    "closest_on_chain",
     "cross_section_radius",
     "deepest_point_forces",
     "fluid_force",
@@ -76,6 +80,7 @@ __all__ = [
     "probe_model",
     "probe_object",
     "rod_obstacle_contact",
+    "rod_pair_contact",
     "sphere_obstacles",
     "surface_contact",
     "terrain",
