@@ -60,9 +60,9 @@ def test_mass_and_inertia_equal_the_integrals_over_the_shape(shape):
     np.testing.assert_allclose(inertia, I, atol=0.03 * np.abs(I).max())
 
 
-def _step_scan(tree, applied, y0, steps, observe):
+def _step_scan(tree, applied, y0, steps, observe, scheme=sg.sim.linear_trapezoid_step):
     def step(y, _):
-        y = sg.sim.linear_trapezoid_step(tree, y, applied, DT)
+        y = scheme(tree, y, applied, DT)
         return y, observe(y)
 
     return jax.lax.scan(step, y0, None, length=steps)[1]
@@ -212,3 +212,45 @@ def test_bad_objects_raise_naming_the_field():
     tree = sg.BodyTree([a.link(), b.link()])
     with pytest.raises(ValueError, match="'a' and 'b'"):
         check_separation(tree, tree.neutral_configuration(jnp.float64), [a, b])
+
+
+@pytest.mark.parametrize("tan_theta", [0.3, 2.0])
+def test_ball_rolls_down_an_incline_with_the_closed_form_accelerations(tan_theta):
+    """A ball with the contact force on its surface (``at_surface``): below ``tan(theta) =
+    7 mu / 2`` it rolls without slipping at ``a = 5/7 g sin``; above it slides at ``g (sin -
+    mu cos)`` while its spin grows at ``5 mu g cos / (2 r)``."""
+    mu, r, theta = 0.5, 0.05, np.arctan(tan_theta)
+    ball = RigidObject("ball", "sphere", (r,), 1000.0)
+    tree = sg.BodyTree([ball.link()], gravity=(0.0, 0.0, -G))
+    m = ball.mass_properties()[0]
+    normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
+    ground = GroundPlane(normal=normal)
+    law = ContactLaw(K, damping=20.0, friction=mu, slip_velocity=FINGER_EPS)
+    q0 = tree.neutral_configuration(jnp.float64).at[:3].set(jnp.asarray((r - m * G * np.cos(theta) / K) * normal))
+    downhill = np.array([-np.cos(theta), 0.0, -np.sin(theta)])
+
+    @jax.jit
+    def run():
+        def applied(q, qd):
+            return surface_contact(ground, law, probe_object(tree, q, qd, ball), at_surface=True)[0]
+
+        def observe(y):
+            q, qd = tree.split_state(y)
+            probe = probe_object(tree, q, qd, ball)
+            return probe.velocities[0], probe.spins[0]
+
+        # second order: the first-order scheme lets the body-frame velocity of a fast-spinning
+        # ball grow by (w h)^2 / 2 per step
+        scheme = sg.sim.trapezoid_predictor_corrector_step
+        return _step_scan(tree, applied, tree.pack_state(q0, jnp.zeros(6)), int(0.2 / DT), observe, scheme)
+
+    v, w = (np.asarray(x) for x in run())
+    t = np.arange(len(v))[-500:] * DT
+    accel = np.polyfit(t, v[-500:] @ downhill, 1)[0]
+    spin = np.polyfit(t, w[-500:, 1], 1)[0]  # about world +y: rolling downhill (-x) turns the ball about -y
+    if tan_theta < 3.5 * mu:
+        assert abs(accel - 5.0 / 7.0 * G * np.sin(theta)) < 1e-3 * G
+        assert abs(-spin * r - accel) < 1e-3 * G  # no slip: v = w r
+    else:
+        assert abs(accel - G * (np.sin(theta) - mu * np.cos(theta))) < 1e-3 * G
+        assert abs(-spin - 5 * mu * G * np.cos(theta) / (2 * r)) < 1e-3 * G / r

@@ -23,13 +23,18 @@ class Probe(NamedTuple):
     """Probe points of a robot at one state: ``positions`` ``(P, 3)`` [m], ``velocities``
     ``(P, 3)`` [m/s], ``radii`` ``(P,)`` [m], ``jacobians`` ``(P, 3, n)`` (linear rows of
     the inertial-frame Jacobians) and ``axes`` ``(P, 3)`` (unit backbone tangents, the
-    forward direction of anisotropic friction)."""
+    forward direction of anisotropic friction); ``spins`` ``(P, 3)`` [rad/s] and
+    ``angular_jacobians`` ``(P, 3, n)``, the world angular velocities of the probes' frames
+    and their Jacobian rows, let a force act on a probe's surface (:func:`surface_contact`
+    with ``at_surface``)."""
 
     positions: Array
     velocities: Array
     radii: Array
     jacobians: Array
     axes: Array
+    spins: Array | None = None
+    angular_jacobians: Array | None = None
 
 
 def probe_model(model, q, qd, s_ps, body=None, radius=None) -> Probe:
@@ -40,14 +45,14 @@ def probe_model(model, q, qd, s_ps, body=None, radius=None) -> Probe:
     along a conical GVS link), zero for a link."""
     s_ps = jnp.asarray(s_ps, q.dtype)
     extra = {} if body is None else {"body": body}
-    poses, J = model.pose_and_jacobian_batched(q, s_ps, frame="inertial", **extra)  # one kinematics pass
-    J = J[:, 3:, :]  # (P, 3, n)
+    poses, J_full = model.pose_and_jacobian_batched(q, s_ps, frame="inertial", **extra)  # one kinematics pass
+    J, J_w = J_full[:, 3:, :], J_full[:, :3, :]  # (P, 3, n) each
     rod = model if body is None else _rod_or_none(model, body)
     if radius is not None:
         radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), s_ps.shape)
     else:
         radii = jnp.zeros(s_ps.shape, q.dtype) if rod is None else cross_section_radius(rod, s_ps)
-    return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0])
+    return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0], J_w @ qd, J_w)
 
 
 def probe_bodies(tree, q, qd, bodies, s_ps, radius=0.0) -> Probe:
@@ -56,8 +61,8 @@ def probe_bodies(tree, q, qd, bodies, s_ps, radius=0.0) -> Probe:
     are evaluated together, :meth:`~sorogym.BodyTree.poses_and_jacobians`). Rod points
     carry their cross-section radius, link frames ``radius`` [m]."""
     s_ps = jnp.asarray(s_ps, q.dtype).reshape(-1)
-    poses, J = tree.poses_and_jacobians(q, bodies, s_ps, frame="inertial")
-    J = J[:, 3:, :]
+    poses, J_full = tree.poses_and_jacobians(q, bodies, s_ps, frame="inertial")
+    J, J_w = J_full[:, 3:, :], J_full[:, :3, :]
     radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), s_ps.shape)
     names = [tree.body_names[tree.body_index(b)] for b in bodies]
     for name in dict.fromkeys(names):  # each rod body once (static)
@@ -65,7 +70,7 @@ def probe_bodies(tree, q, qd, bodies, s_ps, radius=0.0) -> Probe:
         if rod is not None:
             k = np.flatnonzero(np.asarray(names) == name)
             radii = radii.at[k].set(cross_section_radius(rod, s_ps[k]))
-    return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0])
+    return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0], J_w @ qd, J_w)
 
 
 def probe_link(tree, q, qd, body, offsets, radius=0.0) -> Probe:
@@ -78,7 +83,8 @@ def probe_link(tree, q, qd, body, offsets, radius=0.0) -> Probe:
     J_v = J[3:][None] - jnp.cross(arms[:, :, None], J[:3][None], axisa=1, axisb=1, axisc=1)
     radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), offsets.shape[:1])
     axes = jnp.broadcast_to(pose[:3, 0], offsets.shape)
-    return Probe(pose[:3, 3] + arms, J_v @ qd, radii, J_v, axes)
+    J_w = jnp.broadcast_to(J[:3], J_v.shape)
+    return Probe(pose[:3, 3] + arms, J_v @ qd, radii, J_v, axes, J_w @ qd, J_w)
 
 
 def cross_section_radius(rod, s: Float[Array, " P"]) -> Float[Array, " P"]:
@@ -103,13 +109,30 @@ def generalized_force(probe: Probe, forces: Float[Array, "P 3"]) -> Float[Array,
     return jnp.einsum("pcn,pc->n", probe.jacobians, forces)
 
 
-def surface_contact(surface, law, probe: Probe, anisotropic_axes: bool = True):
+def on_surface(probe: Probe, normals: Float[Array, "P 3"]) -> Probe:
+    """The probe moved from each sphere's centre to its surface point facing along
+    ``-normals`` ``(P, 3)`` (the point that touches a surface with those outward normals):
+    ``x - r n``, with velocity ``v - r w x n`` and Jacobian rows ``J_v + r [n]x J_w``, so a
+    force there also turns the probe's frame (a ball rolls). Needs the probe's spins."""
+    if probe.spins is None or probe.angular_jacobians is None:
+        raise ValueError("probe: a force on the probe's surface needs its spins and angular Jacobians")
+    arms = -probe.radii[:, None] * normals  # (P, 3), centre -> contact point
+    J = probe.jacobians - jnp.cross(arms[:, :, None], probe.angular_jacobians, axisa=1, axisb=1, axisc=1)
+    velocities = probe.velocities + jnp.cross(probe.spins, arms)
+    return probe._replace(positions=probe.positions + arms, velocities=velocities, jacobians=J)
+
+
+def surface_contact(surface, law, probe: Probe, anisotropic_axes: bool = True, at_surface: bool = False):
     """``(generalized force (n,), point forces (P, 3) [N], normal forces (P,) [N], depths
     (P,) [m])`` of the probe points against a surface (:mod:`sorogym.contact._geometry`:
     the ground, terrain, an obstacle) under ``law`` (a
     :class:`~sorogym.contact.ContactLaw`); the probe's backbone axes are the forward
-    directions of an anisotropic law."""
+    directions of an anisotropic law. The force acts at each probe sphere's centre, or with
+    ``at_surface`` at its point of contact (:func:`on_surface`: friction then turns the
+    probe, so a ball or a rod rolls instead of sliding)."""
     depth, normals = penetration(surface, probe.positions, probe.radii)
+    if at_surface:
+        probe = on_surface(probe, normals)
     axes = probe.axes if anisotropic_axes else None
     forces, f_n = law.forces(depth, probe.velocities, normals, axes)
     return generalized_force(probe, forces), forces, f_n, depth
@@ -117,6 +140,7 @@ def surface_contact(surface, law, probe: Probe, anisotropic_axes: bool = True):
 
 __all__ = [
     "Probe",
+    "on_surface",
     "cross_section_radius",
     "generalized_force",
     "surface_contact",

@@ -20,7 +20,8 @@ a cylinder's rims). Objects, robots and the ground all meet through probe points
 The two application points lie on the contact normal, so normal forces are equal and
 opposite along one line and conserve linear and angular momentum; friction acts at the
 probe's centre on one side and at ``c`` on the other, a couple of lever arm ``|x - c|``
-(the probe's radius) that real surfaces would not have.
+(the probe's radius) that real surfaces would not have, unless the probe's force is put on
+its surface (``at_surface``), which leaves a lever arm of the depth.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from jaxtyping import Array, Float
 
 from ..models import Joint, RigidLink
 from ._geometry import BoxObstacle, CapsuleObstacle, CylinderObstacle, SphereObstacle, penetration
-from ._ground import Probe, probe_link
+from ._ground import Probe, on_surface, probe_link
 
 #: shape names and their sizes [m]
 SHAPES = {
@@ -146,11 +147,15 @@ def probe_object(tree, q, qd, obj: RigidObject) -> Probe:
     return probe._replace(radii=jnp.asarray(radii, q.dtype))
 
 
-def object_contact(tree, q, qd, obj: RigidObject, law, probe: Probe, anisotropic_axes: bool = True):
+def object_contact(
+    tree, q, qd, obj: RigidObject, law, probe: Probe, anisotropic_axes: bool = True, at_surface: bool = False
+):
     """Contact of the probe points (a robot's, or another object's :func:`probe_object`)
     with the object ``obj`` of ``tree`` under ``law``: ``(generalized force (n,), forces on
     the probe points (P, 3) [N] (``-`` of each acts on ``obj``), normal forces (P,) [N],
-    depths (P,) [m])`` (module docstring)."""
+    depths (P,) [m])`` (module docstring). With ``at_surface`` the force acts on each probe
+    at its point of contact (:func:`~sorogym.contact.on_surface`) instead of its centre, so
+    friction turns the probe and the couple between the two sides shrinks to the depth."""
     pose, J = tree.pose_and_jacobian(q, 0.0, frame="inertial", body=obj.name)
     R, p = pose[:3, :3], pose[:3, 3]
     local = (probe.positions - p) @ R  # R^T (x - p), (P, 3)
@@ -159,6 +164,8 @@ def object_contact(tree, q, qd, obj: RigidObject, law, probe: Probe, anisotropic
     distance = probe.radii - depth
     arms = probe.positions - p - distance[:, None] * normal  # c - p, the surface point below each probe
     J_c = J[3:][None] - jnp.cross(arms[:, :, None], J[:3][None], axisa=1, axisb=1, axisc=1)  # (P, 3, n)
+    if at_surface:
+        probe = on_surface(probe, normal)
     relative = probe.velocities - J_c @ qd
     axes = probe.axes if anisotropic_axes else None
     forces, f_n = law.forces(depth, relative, normal, axes)
