@@ -12,7 +12,8 @@ the same process, so the ratio is the contact's cost. steps/s = num_envs * steps
     .venv/bin/python scripts/bench_contact.py [--quick]
 
 Writes results/bench/contact_cpu.{json,md} and prints the table. The gripper holding a box
-needs free objects, which the contact layer does not have yet.
+is not a case yet: free objects exist (`sorogym.contact.RigidObject`), a stable grasp of the
+soft gripper has not been set up.
 """
 
 from __future__ import annotations
