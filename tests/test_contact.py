@@ -62,13 +62,18 @@ def test_generalized_contact_force_is_power_consistent():
     s_ps = jnp.linspace(0.0, 0.3, 15)
     centre = model.backbone_positions(q, s_ps)[9] + jnp.array([0.025, 0.0, 0.0])
     spheres = sphere_obstacles(centre[None], jnp.array([0.01]))
-    tau, mag, depths = rod_obstacle_contact(model, q, s_ps, spheres, 1000.0)
+
+    @jax.jit
+    def power(q, qd):
+        tau, mag, _ = rod_obstacle_contact(model, q, s_ps, spheres, 1000.0)
+        positions = model.backbone_positions(q, s_ps)
+        forces = deepest_point_forces(*obstacle_depths(spheres, positions, jnp.full(15, 0.02)), 1000.0)[0]
+        v = jax.jvp(lambda qq: model.backbone_positions(qq, s_ps), (q,), (qd,))[1]
+        return mag, qd @ tau, jnp.sum(forces * v)
+
+    mag, rate, expected = power(q, qd)
     assert float(mag[0]) > 0
-    forces = deepest_point_forces(
-        *obstacle_depths(spheres, model.backbone_positions(q, s_ps), jnp.full(15, 0.02)), 1000.0
-    )[0]
-    v = jax.jvp(lambda qq: model.backbone_positions(qq, s_ps), (q,), (qd,))[1]
-    np.testing.assert_allclose(float(qd @ tau), float(jnp.sum(forces * v)), rtol=1e-10)
+    np.testing.assert_allclose(float(rate), float(expected), rtol=1e-10)
 
 
 @pytest.mark.parametrize("planar, segments", [(False, 1), (False, 3), (True, 2)])

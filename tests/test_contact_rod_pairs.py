@@ -5,6 +5,8 @@ random poses."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -83,6 +85,7 @@ def test_frictionless_rod_contact_is_minus_the_gradient_of_the_penalty_energy():
     np.testing.assert_allclose(tau, expected, rtol=1e-8, atol=1e-8 * float(jnp.max(jnp.abs(tau))))
 
 
+@functools.partial(jax.jit, static_argnums=(2, 3))
 def _world_wrench(q, tau, body, offset):
     """Force and moment about the world origin of the free joint's generalized force."""
     pose = TREE.forward_kinematics(q, 0.0, body=body)
