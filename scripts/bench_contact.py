@@ -11,9 +11,13 @@ the same process, so the ratio is the contact's cost. steps/s = num_envs * steps
 
     .venv/bin/python scripts/bench_contact.py [--quick]
 
-Writes results/bench/contact_cpu.{json,md} and prints the table. The gripper holding a box
-is not a case yet: free objects exist (`sorogym.contact.RigidObject`), a stable grasp of the
-soft gripper has not been set up.
+Third case: the 2-finger soft gripper holding a box (a free `RigidObject` in the same tree,
+20 finger probe points against it, forces on the probes' surfaces, 0.2 ms steps), started
+from the grasp closed on a table (tests/test_contact_objects.py checks that this grasp holds
+the box, in float64 with the predictor-corrector scheme); its "without" run is the same tree
+without contact forces.
+
+Writes results/bench/contact_cpu.{json,md} and prints the table.
 """
 
 from __future__ import annotations
@@ -29,12 +33,21 @@ import jax.numpy as jnp
 import numpy as np
 
 import sorogym as sg
-from sorogym.contact import ContactLaw, GroundPlane, probe_bodies, surface_contact
+from sorogym.contact import (
+    ContactLaw,
+    GroundPlane,
+    RigidObject,
+    object_contact,
+    probe_bodies,
+    probe_object,
+    surface_contact,
+)
 from sorogym.provenance import run_metadata
-from sorogym.robots import brittle_star
+from sorogym.robots import brittle_star, gripper
 
 ROOT = Path(__file__).resolve().parents[1]
-DT = 1e-3  # [s] per simulation step
+DT = 1e-3  # [s] per simulation step on the ground
+GRASP_DT = 2e-4  # [s]: the grasp's stiffer contact and friction (h < 2 m eps / (mu sum f_n))
 ROD = dict(radius=0.01, density=1000.0, young_modulus=1e6, poisson_ratio=0.5, damping=100.0)
 
 
@@ -57,30 +70,77 @@ def star_case():
     return star, (bodies, abscissae, 0.007), law
 
 
-CASES = {"rod_on_ground (16 points)": rod_case, "brittle_star_on_ground (21 points)": star_case}
+def gripper_case():
+    """The 2-finger soft gripper holding a box (the grasp of tests/test_contact_objects.py):
+    10 probe points per finger against the box, the force on the probes' surfaces."""
+    box = RigidObject("box", "box", (0.02, 0.03, 0.025), 300.0, position=(0.0, 0.0, 0.19))
+    tree = gripper(num_fingers=2, wrist="fixed", extra_bodies=[box.link()], dtype=jnp.float32)
+    s = np.tile(np.linspace(0.01, 0.1, 10), 2)
+    bodies = ["finger0"] * 10 + ["finger1"] * 10
+    law = ContactLaw(3e3, damping=10.0, friction=1.0, slip_velocity=2e-3, dtype=jnp.float32)
+
+    def contact(q, qd):
+        probe = probe_bodies(tree, q, qd, bodies, s)
+        return object_contact(tree, q, qd, box, law, probe, at_surface=True)[0]
+
+    u = jnp.array([5.0, 0.0, 5.0, 0.0], jnp.float32)
+    table = GroundPlane(height=0.19 - 0.025, dtype=jnp.float32)
+
+    def closing(y, _):  # the fingers close on the box resting on a table
+        def applied(q, qd):
+            on_table = surface_contact(table, law, probe_object(tree, q, qd, box))[0]
+            return tree.generalized_force(q, u, contact(q, qd) + on_table)
+
+        return sg.sim.linear_trapezoid_step(tree, y, applied, GRASP_DT), None
+
+    y = tree.pack_state(tree.neutral_configuration(jnp.float32), jnp.zeros(tree.num_dofs, jnp.float32))
+    grasped = jax.jit(lambda y: jax.lax.scan(closing, y, None, length=int(0.3 / GRASP_DT))[0])(y)
+    return tree, contact, GRASP_DT, u, grasped, 1e-5
 
 
-def compile_run(tree, probe_spec, law, num_envs, steps, contact: bool):
+def ground_contact(tree, probe_spec, law):
     ground = GroundPlane(dtype=jnp.float32)
     bodies, s, radius = probe_spec
-    u = jnp.full((tree.num_actuators,), 0.2, jnp.float32)
+    return lambda q, qd: surface_contact(ground, law, probe_bodies(tree, q, qd, bodies, s, radius))[0]
+
+
+def on_ground(build):
+    def case():
+        tree, spec, law = build()
+        u = jnp.full((tree.num_actuators,), 0.2, jnp.float32)
+        return tree, ground_contact(tree, spec, law), DT, u, None, 0.01
+
+    return case
+
+
+CASES = {
+    "rod_on_ground (16 points)": on_ground(rod_case),
+    "brittle_star_on_ground (21 points)": on_ground(star_case),
+    "gripper_holding_box (20 points)": gripper_case,
+}
+
+
+def compile_run(tree, contact_force, dt, u, start, spread, num_envs, steps, contact: bool):
+    """The jitted batched scan from ``num_envs`` states: ``start`` (a packed state; the
+    neutral one at rest if ``None``) with its configuration perturbed by ``spread``."""
 
     def applied(q, qd):
         tau = tree.generalized_force(q, u)
         if contact:
-            probe = probe_bodies(tree, q, qd, bodies, s, radius)
-            tau = tau + surface_contact(ground, law, probe)[0]
+            tau = tau + contact_force(q, qd)
         return tau
 
-    step = jax.vmap(lambda y: sg.sim.linear_trapezoid_step(tree, y, applied, DT))
+    step = jax.vmap(lambda y: sg.sim.linear_trapezoid_step(tree, y, applied, dt))
 
     def run(y):
         return jax.lax.scan(lambda y, _: (step(y), None), y, None, length=steps)[0]
 
     rng = np.random.default_rng(0)
-    q0 = tree.neutral_configuration(jnp.float32)
-    dq = jnp.asarray(0.01 * rng.normal(size=(num_envs, tree.num_dofs)), jnp.float32)
-    y0 = jax.vmap(lambda d: tree.pack_state(tree.retract(q0, d), jnp.zeros(tree.num_dofs, jnp.float32)))(dq)
+    if start is None:
+        start = tree.pack_state(tree.neutral_configuration(jnp.float32), jnp.zeros(tree.num_dofs, jnp.float32))
+    q0, v0 = tree.split_state(start)
+    dq = jnp.asarray(spread * rng.normal(size=(num_envs, tree.num_dofs)), jnp.float32)
+    y0 = jax.vmap(lambda d: tree.pack_state(tree.retract(q0, d), v0))(dq)
     t0 = time.perf_counter()
     compiled = jax.jit(run).lower(y0).compile()
     return compiled, y0, time.perf_counter() - t0
@@ -105,11 +165,14 @@ def main():
     repeats = 3 if args.quick else 5
     rows = []
     for name, build in CASES.items():
-        tree, spec, law = build()
+        tree, contact_force, dt, u, start, spread = build()
         for num_envs in sizes:
             steps = max(10, math.ceil(4000 / num_envs))
-            row = {"case": name, "num_envs": num_envs, "steps_per_call": steps, "dt_s": DT}
-            runs = {key: compile_run(tree, spec, law, num_envs, steps, key == "contact") for key in ("contact", "free")}
+            row = {"case": name, "num_envs": num_envs, "steps_per_call": steps, "dt_s": dt}
+            runs = {
+                key: compile_run(tree, contact_force, dt, u, start, spread, num_envs, steps, key == "contact")
+                for key in ("contact", "free")
+            }
             times = {key: [] for key in runs}
             finite = True
             for _ in range(repeats):  # alternate the two programs

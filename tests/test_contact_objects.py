@@ -19,6 +19,7 @@ from sorogym.contact import (
     RigidObject,
     check_separation,
     object_contact,
+    probe_bodies,
     probe_link,
     probe_object,
     surface_contact,
@@ -254,3 +255,50 @@ def test_ball_rolls_down_an_incline_with_the_closed_form_accelerations(tan_theta
     else:
         assert abs(accel - G * (np.sin(theta) - mu * np.cos(theta))) < 1e-3 * G
         assert abs(-spin - 5 * mu * G * np.cos(theta) / (2 * r)) < 1e-3 * G / r
+
+
+def _soft_grasp():
+    """The 2-finger soft gripper (palm fixed) around a 4 x 6 x 5 cm box of 36 g whose
+    centre sits 10 mm above the straight fingertips, 5 N on each inner tendon; the box rests
+    on a table until the fingers have closed (0.3 s), then the table is gone (0.2 s).
+    Returns a jitted ``run(law) -> box height change [m] every 10 ms of the second phase``."""
+    from sorogym.robots import gripper
+
+    zc = 0.19
+    box = RigidObject("box", "box", (0.02, 0.03, 0.025), 300.0, position=(0.0, 0.0, zc))
+    tree = gripper(num_fingers=2, wrist="fixed", extra_bodies=[box.link()])
+    table = GroundPlane(height=zc - 0.025)
+    s = jnp.tile(jnp.linspace(0.01, 0.1, 10), 2)
+    fingers = ["finger0"] * 10 + ["finger1"] * 10
+    u = jnp.array([5.0, 0.0, 5.0, 0.0])
+
+    def phase(law, y0, steps, table_on):
+        def applied(q, qd):
+            probe = probe_bodies(tree, q, qd, fingers, s)
+            tau = object_contact(tree, q, qd, box, law, probe, at_surface=True)[0]
+            if table_on:
+                tau = tau + surface_contact(table, law, probe_object(tree, q, qd, box))[0]
+            return tree.generalized_force(q, u, tau)
+
+        step = lambda y, _: (sg.sim.trapezoid_predictor_corrector_step(tree, y, applied, DT),) * 2  # noqa: E731
+        return jax.lax.scan(step, y0, None, length=steps)
+
+    @jax.jit
+    def run(law):
+        y0 = tree.pack_state(tree.neutral_configuration(jnp.float64), jnp.zeros(tree.num_dofs))
+        y1 = phase(law, y0, int(0.3 / DT), True)[0]
+        ys = phase(law, y1, int(0.2 / DT), False)[1]
+        height = lambda y: tree.forward_kinematics(y[: tree.num_positions], 0.0, body="box")[2, 3]  # noqa: E731
+        return jax.vmap(height)(ys[::50]) - height(y1)
+
+    return run
+
+
+def test_soft_gripper_holds_a_box_inside_the_friction_cone_and_drops_it_outside():
+    run = _soft_grasp()
+    held = np.asarray(run(ContactLaw(3e3, damping=10.0, friction=1.0, slip_velocity=2e-3)))
+    dropped = np.asarray(run(ContactLaw(3e3, damping=10.0, friction=0.1, slip_velocity=2e-3)))
+    # mu = 1: the fingertips' friction (about 1.1 N) exceeds the weight (0.35 N): the box
+    # only creeps at the regularised law's slip speed, of order eps = 2 mm/s
+    assert np.abs(held).max() < 1e-3 and abs(held[-1] - held[-5]) / 0.04 < 2e-3
+    assert dropped[-1] < -0.02  # mu = 0.1: it falls out of the grasp

@@ -31,6 +31,7 @@ def gripper(
     palm_radius: float = GRIPPER_PALM["radius"],
     palm_thickness: float = GRIPPER_PALM["thickness"],
     palm_mass: float = GRIPPER_PALM["mass"],
+    extra_bodies=(),
     dtype=None,
 ) -> BodyTree:
     """A soft gripper: a rigid palm disc (radius 40 mm, thickness 20 mm, 120 g) hanging
@@ -45,7 +46,8 @@ def gripper(
     ``m = 2 num_fingers (+ 1)``. Palm frame: the wrist, at the centre of the palm's top
     face, local z up. Finger frames: local x down, local z radially outwards. Tendons per
     finger (offset 6 mm): 0 on the inner side (closes the finger towards the axis), 1 on the
-    outer side (opens it).
+    outer side (opens it). ``extra_bodies``: more bodies of the tree, declared after the
+    fingers, e.g. an object to grasp (``RigidObject(...).link()`` of :mod:`sorogym.contact`).
     """
     n_fingers = _count("num_fingers", num_fingers)
     if wrist not in ("revolute", "fixed"):
@@ -68,7 +70,7 @@ def gripper(
         offset = _pose(Rz @ MOUNTING_ROTATIONS["hanging"], Rz @ (R - finger.radius, 0.0, -t))
         fingers.append(RodBody(f"finger{k}", rod, parent="palm", offset=offset))
     motors = [("palm", 0)] if wrist == "revolute" else []
-    return BodyTree([palm, *fingers], gravity=GRAVITY, motors=motors, dtype=dtype)
+    return BodyTree([palm, *fingers, *extra_bodies], gravity=GRAVITY, motors=motors, dtype=dtype)
 
 
 PLATFORM_ARM = TendonArm(segment_lengths=(0.1, 0.1), radius=0.012, young_modulus=1e6, tendon_offset=0.009)
