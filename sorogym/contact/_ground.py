@@ -73,6 +73,15 @@ def probe_bodies(tree, q, qd, bodies, s_ps, radius=0.0) -> Probe:
     return Probe(poses[:, :3, 3], J @ qd, radii, J, poses[:, :3, 0], J_w @ qd, J_w)
 
 
+def offset_jacobians(J_v: Array, J_w: Array, arms: Float[Array, "P 3"]) -> Float[Array, "P 3 n"]:
+    """Linear Jacobian rows ``(P, 3, n)`` of points at world-frame lever arms ``arms``
+    ``(P, 3)`` [m] from frames with linear and angular rows ``J_v``, ``J_w`` (``(3, n)``
+    for one frame or ``(P, 3, n)``): ``J_v - [arm]x J_w`` (``v + w x arm``)."""
+    if J_v.ndim == 2:  # one frame for every point
+        J_v, J_w = J_v[None], J_w[None]
+    return J_v - jnp.cross(arms[:, :, None], J_w, axisa=1, axisb=1, axisc=1)
+
+
 def probe_link(tree, q, qd, body, offsets, radius=0.0) -> Probe:
     """Probe points fixed to a rigid link of a :class:`~sorogym.BodyTree` at ``offsets``
     ``(P, 3)`` [m] in the link frame (a box's corners, a foot), spheres of ``radius`` [m]:
@@ -80,7 +89,7 @@ def probe_link(tree, q, qd, body, offsets, radius=0.0) -> Probe:
     offsets = jnp.asarray(offsets, q.dtype).reshape(-1, 3)
     pose, J = tree.pose_and_jacobian(q, 0.0, frame="inertial", body=body)  # (4, 4), (6, n)
     arms = offsets @ pose[:3, :3].T  # (P, 3) world-frame lever arms R r_i
-    J_v = J[3:][None] - jnp.cross(arms[:, :, None], J[:3][None], axisa=1, axisb=1, axisc=1)
+    J_v = offset_jacobians(J[3:], J[:3], arms)
     radii = jnp.broadcast_to(jnp.asarray(radius, q.dtype), offsets.shape[:1])
     axes = jnp.broadcast_to(pose[:3, 0], offsets.shape)
     J_w = jnp.broadcast_to(J[:3], J_v.shape)
@@ -117,7 +126,7 @@ def on_surface(probe: Probe, normals: Float[Array, "P 3"]) -> Probe:
     if probe.spins is None or probe.angular_jacobians is None:
         raise ValueError("probe: a force on the probe's surface needs its spins and angular Jacobians")
     arms = -probe.radii[:, None] * normals  # (P, 3), centre -> contact point
-    J = probe.jacobians - jnp.cross(arms[:, :, None], probe.angular_jacobians, axisa=1, axisb=1, axisc=1)
+    J = offset_jacobians(probe.jacobians, probe.angular_jacobians, arms)
     velocities = probe.velocities + jnp.cross(probe.spins, arms)
     return probe._replace(positions=probe.positions + arms, velocities=velocities, jacobians=J)
 

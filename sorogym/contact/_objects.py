@@ -34,7 +34,7 @@ from jaxtyping import Array, Float
 
 from ..models import Joint, RigidLink
 from ._geometry import BoxObstacle, CapsuleObstacle, CylinderObstacle, SphereObstacle, penetration
-from ._ground import Probe, on_surface, probe_link
+from ._ground import Probe, offset_jacobians, on_surface, probe_link
 
 #: shape names and their sizes [m]
 SHAPES = {
@@ -163,7 +163,7 @@ def object_contact(
     normal = normal_local @ R.T
     distance = probe.radii - depth
     arms = probe.positions - p - distance[:, None] * normal  # c - p, the surface point below each probe
-    J_c = J[3:][None] - jnp.cross(arms[:, :, None], J[:3][None], axisa=1, axisb=1, axisc=1)  # (P, 3, n)
+    J_c = offset_jacobians(J[3:], J[:3], arms)  # (P, 3, n), the object's material points at c
     if at_surface:
         probe = on_surface(probe, normal)
     relative = probe.velocities - J_c @ qd

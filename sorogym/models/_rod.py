@@ -120,11 +120,6 @@ class QuadratureRod(SoftRobot):
         k = self.ops.pos_dim
         return poses[:, :k, k], lambda forces: jnp.einsum("pcn,pc->n", J[:, -k:], forces)
 
-    def point_forces_generalized(self, q: Float[Array, " n"], s_ps, forces) -> Float[Array, " n"]:
-        """``sum_i J_v(s_i)^T f_i`` ``(n,)`` of world-frame forces ``(p, k)`` [N] at the
-        backbone points ``s_ps`` ``(p,)`` [m] (:meth:`point_force_map`)."""
-        return self.point_force_map(q, s_ps)[1](forces)
-
     # -- dynamics ----------------------------------------------------------------------
 
     def _inertia_from(self, f):
