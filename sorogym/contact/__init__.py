@@ -16,6 +16,10 @@
   the ground and each other.
 * :func:`rod_pair_contact` (``_rod_pairs.py``): contact between two rods (branches of a
   tree, or two robots) through the capsule chain of one rod's probe points.
+* :class:`GroundFriction`, :class:`LineDrag` (``_line_loads.py``): forces per unit length
+  along a rod evaluated on its own quadrature points (:data:`sorogym.models.LineLoad`) and
+  stepped linearly implicitly: a rod lying on flat ground under its weight (snakes and
+  crawlers on the planar floating rod), fluid drag.
 * :func:`sphere_obstacles`, :func:`rod_obstacle_contact` (``_obstacles.py``): obstacles
   pressing on a rod with one penalty force each at its deepest point (the contact-force
   proxy of the SoRoMoX safety case, ``ContactSafeReaching-v0``).
@@ -46,6 +50,7 @@ from ._ground import (
     surface_contact,
 )
 from ._laws import ContactLaw
+from ._line_loads import GroundFriction, LineDrag
 from ._objects import SHAPES, RigidObject, check_separation, object_contact, probe_object
 from ._obstacles import deepest_point_forces, obstacle_depths, rod_obstacle_contact, sphere_obstacles
 from ._rod_pairs import closest_on_chain, rod_pair_contact
@@ -58,8 +63,10 @@ __all__ = [
     "CapsuleObstacle",
     "ContactLaw",
     "CylinderObstacle",
+    "GroundFriction",
     "GroundPlane",
     "Heightfield",
+    "LineDrag",
     "MorisonDrag",
     "Probe",
     "RigidObject",

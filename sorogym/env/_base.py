@@ -4,7 +4,8 @@ One env step holds the actuator command for one control period ``control_dt`` an
 the physics by ``num_substeps`` steps of the scheme ``config.integrator`` (of
 :data:`sorogym.sim.FIXED_STEP_SCHEMES`) inside one ``lax.scan``. Subclasses supply the
 model, the task (initial state, target motion, termination, and its :class:`StepOutputs`)
-and optionally an external generalized force evaluated at every substep (contact).
+and optionally an external generalized force evaluated at every substep (contact) and a
+line load along the robot's rod (ground friction, drag; taken implicitly by the scheme).
 
 State layout (``brax.envs.base.State``):
 
@@ -249,9 +250,11 @@ class SoroEnv(Env, abc.ABC):
             return model.generalized_force(q, u, self.external_force(model, q, qd, ps))
 
         scheme = FIXED_STEP_SCHEMES[self.config.integrator]
+        load = self.line_load(model, ps)
+        extra = {} if load is None else {"line_load": load}
 
         def substep(y, _):
-            return scheme(model, y, applied, h), None
+            return scheme(model, y, applied, h, **extra), None
 
         y1, _ = jax.lax.scan(substep, y0, None, length=self.config.num_substeps)
         bound = self.config.divergence_bound
@@ -342,6 +345,12 @@ class SoroEnv(Env, abc.ABC):
 
     def external_force(self, model: SoftRobot, q: Array, qd: Array, ps: PhysicsState) -> Array | None:
         """Generalized external force ``(n,)`` at a substep (``None``: none)."""
+        return None
+
+    def line_load(self, model: SoftRobot, ps: PhysicsState):
+        """A force per unit length along the robot's rod (:data:`sorogym.models.LineLoad`:
+        ground friction, fluid drag) for the episode in ``ps``, stepped linearly implicitly
+        by the integrator at every substep (``None``: none)."""
         return None
 
     def advance_task(self, key: Array, model: SoftRobot, ps: PhysicsState) -> Any:

@@ -19,6 +19,9 @@ from ._params import RodParams as RodParams
 from ._params import check_positive_fields as check_positive_fields
 from ._pcs import PCS as PCS
 from ._pcs import PlanarPCS as PlanarPCS
+from ._rod import LineLoad as LineLoad
+from ._rod import LineLoadTerms as LineLoadTerms
+from ._rod import LinePoints as LinePoints
 from ._statics import static_equilibrium as static_equilibrium
 from ._statics import static_residual as static_residual
 from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
@@ -32,6 +35,9 @@ from ._tree import TreeParams as TreeParams
 __all__ = [
     "SoftRobot",
     "DynamicalTerms",
+    "LinePoints",
+    "LineLoad",
+    "LineLoadTerms",
     "PCS",
     "PlanarPCS",
     "GVS",

@@ -146,6 +146,9 @@ class GVS(QuadratureRod):
     _quad_w: Float[Array, "N Q"]  # their weights on [0, 1] (zero where padded)
     _quad_mass: Float[Array, "6 P"]
     _quad_weight_force: Float[Array, "3 P"]
+    _quad_length: Float[Array, " P"]
+    _quad_radius: Float[Array, " P"]
+    _quad_line_density: Float[Array, " P"]
     _stiffness: Float[Array, "n n"]
     _damping: Float[Array, "n n"]
 
@@ -193,6 +196,7 @@ class GVS(QuadratureRod):
         rho = params.density[seg]
         self._quad_mass = (w[:, None] * rho[:, None] * moments).T
         self._quad_weight_force = params.gravity[:, None] * (w * rho * jnp.pi * radius**2)[None, :]
+        self._quad_length, self._quad_radius, self._quad_line_density = w, radius, rho * jnp.pi * radius**2
         modulus = elastic_moduli(params.young_modulus[seg], params.shear_modulus[seg], planar=False)
         stiff = w[:, None] * modulus * moments  # (P, 6)
         if params.damping.ndim == 2:  # per-strain coefficients per unit length

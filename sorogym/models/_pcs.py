@@ -36,6 +36,8 @@ from ._rod_ops import PlanarOps, SpatialOps
 from ._static_index import take
 from ._strains import PLANAR_STRAINS, SPATIAL_STRAINS, StrainSpec, selector_blocks, strain_mask, strain_slots
 
+NUM_PLANAR_BASE = 3  # [theta, x, y] of a planar floating base
+
 
 class _PCSRod(QuadratureRod):
     """Shared implementation of spatial and planar PCS (see module docstring); abstract:
@@ -48,11 +50,15 @@ class _PCSRod(QuadratureRod):
     active_strains: tuple[tuple[bool, ...], ...] = eqx.field(static=True)
     num_quadrature_points: int = eqx.field(static=True)
     quadrature: tuple[tuple[float, ...], tuple[float, ...]] | None = eqx.field(static=True)
+    floating_base: bool = eqx.field(static=True)
     # Precomputed, state-independent data (recomputed by with_params).
     _B: Float[Array, "N d n"]
     _quad_s: Float[Array, " P"]  # local arc length of each quadrature point [m]
     _quad_mass: Float[Array, "d P"]  # weight * diagonal mass per unit length
     _quad_weight_force: Float[Array, "k P"]  # weight * rho A * gravity [N]
+    _quad_length: Float[Array, " P"]  # quadrature weight [m]
+    _quad_radius: Float[Array, " P"]  # cross-section radius [m]
+    _quad_line_density: Float[Array, " P"]  # rho A [kg/m]
     _stiffness: Float[Array, "n n"]
     _damping: Float[Array, "n n"]
     _stiffness_diagonal: Float[Array, " n"]  # S and D are diagonal for PCS
@@ -65,6 +71,7 @@ class _PCSRod(QuadratureRod):
         actuation: Actuation | None = None,
         num_quadrature_points: int = 5,
         quadrature: tuple | None = None,
+        floating_base: bool = False,
     ):
         if not isinstance(params, RodParams):
             raise TypeError(f"params: expected RodParams, got {type(params).__name__}")
@@ -76,13 +83,20 @@ class _PCSRod(QuadratureRod):
         params.validate(planar=self.planar)
         if int(num_quadrature_points) < 1:
             raise ValueError(f"num_quadrature_points: must be >= 1, got {num_quadrature_points}")
+        if floating_base and not self.planar:
+            raise ValueError(
+                "floating_base: only PlanarPCS has a built-in floating base; a spatial rod floats as "
+                "a BodyTree body on Joint.free()"
+            )
+        self.floating_base = bool(floating_base)
         N = params.num_segments
         masks = strain_mask(active_strains, N, self.planar)
         self.params = params
         self.active_strains = masks
         self.num_quadrature_points = int(num_quadrature_points)
         dtype = params.length.dtype
-        self._B = jnp.asarray(selector_blocks(masks), dtype)
+        base_columns = ((0, 0), (0, 0), (NUM_PLANAR_BASE, 0)) if self.floating_base else ((0, 0),) * 3
+        self._B = jnp.pad(jnp.asarray(selector_blocks(masks), dtype), base_columns)
         if quadrature is None:
             x, w = np.polynomial.legendre.leggauss(self.num_quadrature_points)
             x01, w01 = (x + 1) / 2, w / 2
@@ -104,6 +118,9 @@ class _PCSRod(QuadratureRod):
         self._quad_mass = (weights[:, None] * mass[quad_segment]).T
         line_density = params.density * jnp.pi * params.radius**2  # kg/m
         self._quad_weight_force = params.gravity[:, None] * (weights * line_density[quad_segment])[None, :]
+        self._quad_length = weights
+        self._quad_radius = params.radius[quad_segment]
+        self._quad_line_density = line_density[quad_segment]
         modulus = elastic_moduli(params.young_modulus, params.shear_modulus, self.planar)
         stiff = L[:, None] * modulus * moments  # (N, d)
         if params.damping.ndim == 2:  # per-strain coefficients per unit length
@@ -111,6 +128,7 @@ class _PCSRod(QuadratureRod):
         else:
             damp = L[:, None] * params.damping[:, None] * jnp.asarray(VISCOUS_FACTORS[self.planar], dtype) * moments
         # Each coordinate is one strain component of one segment, so S and D are diagonal.
+        # (zero on floating-base coordinates: nothing restores or damps the base)
         self._stiffness_diagonal = jnp.einsum("idn,id->n", self._B, stiff)
         self._damping_diagonal = jnp.einsum("idn,id->n", self._B, damp)
         self._stiffness = jnp.diag(self._stiffness_diagonal)
@@ -132,15 +150,27 @@ class _PCSRod(QuadratureRod):
     def strain_names(self) -> tuple[str, ...]:
         """Names of the coordinates of ``q``, e.g. ``("seg0.ky", "seg0.kz", ...)``."""
         names = PLANAR_STRAINS if self.planar else SPATIAL_STRAINS
-        return tuple(f"seg{i}.{name}" for i, m in enumerate(self.active_strains) for name, a in zip(names, m) if a)
+        base = ("base.theta", "base.x", "base.y") if self.floating_base else ()
+        return base + tuple(
+            f"seg{i}.{name}" for i, m in enumerate(self.active_strains) for name, a in zip(names, m) if a
+        )
+
+    @property
+    def num_base_dofs(self) -> int:
+        """Number of floating-base coordinates at the front of ``q`` (3 or 0)."""
+        return NUM_PLANAR_BASE if self.floating_base else 0
 
     def with_params(self, params: RodParams) -> _PCSRod:
         """Same structure and actuation with new parameters (same shapes: no recompilation)."""
-        return type(self)(params, self.active_strains, self.actuation, self.num_quadrature_points, self.quadrature)
+        return type(self)(
+            params, self.active_strains, self.actuation, self.num_quadrature_points, self.quadrature, self.floating_base
+        )
 
     def with_actuation(self, actuation: Actuation) -> _PCSRod:
         """Same robot with another actuation model."""
-        return type(self)(self.params, self.active_strains, actuation, self.num_quadrature_points, self.quadrature)
+        return type(self)(
+            self.params, self.active_strains, actuation, self.num_quadrature_points, self.quadrature, self.floating_base
+        )
 
     # -- kinematics --------------------------------------------------------------------
 
@@ -150,7 +180,8 @@ class _PCSRod(QuadratureRod):
 
     def strain_rate(self, qd: Float[Array, " n"]) -> Float[Array, "N d"]:
         """``B_i qd`` of every segment ``(N, d)`` (an index gather, no matrix product)."""
-        return take(jnp.concatenate([qd, jnp.zeros((1,), qd.dtype)]), strain_slots(self.active_strains))
+        rod = qd[self.num_base_dofs :]
+        return take(jnp.concatenate([rod, jnp.zeros((1,), qd.dtype)]), strain_slots(self.active_strains))
 
     def elastic_force(self, q: Float[Array, " n"]) -> Float[Array, " n"]:
         """Hookean ``K(q) = S q`` (``S`` diagonal)."""
@@ -160,11 +191,28 @@ class _PCSRod(QuadratureRod):
         """Viscous ``D qd`` (``D`` diagonal)."""
         return self._damping_diagonal * qd
 
-    def _kinematics(self, q, qd, s_local, seg, with_velocity) -> kernel.Frame:
+    def _root(self, q, qd):
+        """The kernel's root point: the fixed base, or the floating base at ``q[:3]``."""
         ops, p = self.ops, self.params
-        root = kernel.root_frame(ops, ops.base_rotation(p.base_rotation), p.base_position, self.num_dofs)
+        R_mount = ops.base_rotation(p.base_rotation)
+        if not self.floating_base:
+            return kernel.root_frame(ops, R_mount, p.base_position, self.num_dofs)
+        nb = NUM_PLANAR_BASE
+        return kernel.planar_floating_root(ops, R_mount, p.base_position, q[:nb], qd[:nb], self.num_dofs)
+
+    def _kinematics(self, q, qd, s_local, seg, with_velocity) -> kernel.Frame:
+        p = self.params
         return kernel.frames(
-            ops, root, self.strain(q), self.strain_rate(qd), self._B, p.length, s_local, seg, with_velocity
+            self.ops,
+            self._root(q, qd),
+            self.strain(q),
+            self.strain_rate(qd),
+            self._B,
+            p.length,
+            s_local,
+            seg,
+            with_velocity,
+            moving_root=self.floating_base,
         )
 
     def _frames(self, q, qd, s, with_velocity):
@@ -179,11 +227,12 @@ class _PCSRod(QuadratureRod):
         f_i`` of world-frame forces there, by the transposed Jacobian recursion
         (:func:`~sorogym.models._pcs_kernel.point_force_map`; the Jacobians are never
         formed)."""
-        ops, p = self.ops, self.params
         s = jnp.asarray(s_ps, q.dtype).reshape(-1)
         seg, s_local = self.locate(s)
-        root = kernel.root_frame(ops, ops.base_rotation(p.base_rotation), p.base_position, self.num_dofs)
-        _, positions, apply = kernel.point_force_map(ops, root, self.strain(q), self._B, p.length, s_local, seg)
+        root = self._root(q, jnp.zeros_like(q))
+        _, positions, apply = kernel.point_force_map(
+            self.ops, root, self.strain(q), self._B, self.params.length, s_local, seg, self.floating_base
+        )
         return positions.T, lambda forces: apply(jnp.asarray(forces, q.dtype).T)
 
     # -- dynamics ----------------------------------------------------------------------
@@ -193,8 +242,11 @@ class _PCSRod(QuadratureRod):
         return self._kinematics(q, qd, s_local, None, with_velocity)
 
     @property
-    def _coordinate_slots(self) -> tuple[int, ...]:
-        """Index of each coordinate in the flattened ``(N, d)`` strain array."""
+    def _coordinate_slots(self) -> tuple[int, ...] | None:
+        """Index of each coordinate in the flattened ``(N, d)`` strain array (``None`` with
+        a floating base, whose coordinates are no strain: forces then go through ``B``)."""
+        if self.floating_base:
+            return None
         return tuple(int(i) for i in np.flatnonzero(np.asarray(self.active_strains).reshape(-1)))
 
     def actuation_context(self, q: Float[Array, " n"]) -> RodContext:
@@ -228,6 +280,7 @@ class PCS(_PCSRod):
         num_quadrature_points: Gauss-Legendre points per segment for M, C qd and G.
         quadrature: optional custom rule ``(nodes, weights)`` on ``[0, 1]`` (weights summing
             to 1) replacing Gauss-Legendre, e.g. to reproduce another implementation's rule.
+        floating_base: planar rods only (a spatial rod floats as a ``BodyTree`` body).
     """
 
     ops: ClassVar = SpatialOps
@@ -237,7 +290,18 @@ class PCS(_PCSRod):
 @final
 class PlanarPCS(_PCSRod):
     """Planar piecewise-constant-strain rod on SE(2) (strain ``[k, sx, sy]``, motion in
-    the world x-y plane). Same arguments as :class:`PCS` with planar parameters."""
+    the world x-y plane). Same arguments as :class:`PCS` with planar parameters.
+
+    With ``floating_base=True`` the rod is free in its plane (a snake or a swimmer seen from
+    above, a crawler seen from the side): ``q = [theta, x, y, q_rod]`` puts the floating
+    frame at angle ``theta`` [rad] and position ``(x, y)`` [m] in the world, the rod's base
+    frame being the floating frame composed with the parameters' base pose (the mount; the
+    identity by default); ``qd = dq/dt`` (world-frame base rates, so ``nq = n`` and every
+    scheme steps it as a vector space). The base coordinates have no stiffness, damping or
+    mass of their own: ``M`` is the rod's inertia, and ``G``, actuation and point forces
+    reach the base columns through the base Jacobian. soromox's ``PlanarPCS(...,
+    floating_base=True)`` uses the same coordinates (the tests compare the two).
+    """
 
     ops: ClassVar = PlanarOps
     planar: ClassVar[bool] = True

@@ -88,6 +88,34 @@ def root_frame(ops, R0: Array, p0: Array, n: int) -> tuple[Array, Array, Array]:
     return R0[..., None], p0[:, None], jnp.zeros((ops.dim, n + 2, 1), p0.dtype)
 
 
+def planar_floating_root(
+    ops, R_mount: Array, p_mount: Array, q_base: Array, qd_base: Array, n: int
+) -> tuple[Array, Array, Array]:
+    """A planar floating base as the root point: the rod's base frame is the floating frame
+    ``(R(theta), [x, y])`` (``q_base = [theta, x, y]``, world frame) composed with the fixed
+    mount ``(R_mount, p_mount)``; its velocity coordinates are ``qd_base = [theta_dot,
+    x_dot, y_dot]`` (world frame, the time derivative of ``q_base``), the first three
+    columns of ``q``.
+
+    The floating frame's body twist is ``J_f qd_base`` with ``J_f = [[1, 0], [0, R^T]]``, and
+    ``dJ_f/dt qd_base = [0, theta_dot dR^T/dtheta [x_dot, y_dot]]``; the mount transports
+    both by ``Ad_mount^-1``. Returns ``(R0 (2, 2, 1), p0 (2, 1), [J0, eta0, a0] (3, n + 2, 1))``
+    with ``J0`` zero beyond the base columns.
+    """
+    theta, xy = q_base[0], q_base[1:]
+    theta_dot, xy_dot = qd_base[0], qd_base[1:]
+    R_f = ops.base_rotation(theta)
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    dRt = jnp.stack([jnp.stack([-s, c]), jnp.stack([-c, -s])])  # d R^T / d theta
+    zero = jnp.zeros((), q_base.dtype)
+    J_f = jnp.zeros((3, n), q_base.dtype).at[0, 0].set(1.0).at[1:, 1:3].set(R_f.T)
+    eta_f = jnp.concatenate([theta_dot[None], R_f.T @ xy_dot])
+    a_f = jnp.concatenate([zero[None], theta_dot * (dRt @ xy_dot)])
+    cols_f = jnp.concatenate([J_f, eta_f[:, None], a_f[:, None]], axis=1)
+    cols0 = ops.adjoint_inverse_apply(R_mount[..., None], p_mount[:, None], cols_f[..., None])
+    return (R_f @ R_mount)[..., None], (xy + R_f @ p_mount)[:, None], cols0
+
+
 def _segment_bases(ops, root, tips: Local, with_velocity: bool):
     """Base quantities of every segment, stacked along the trailing axis ``(.., N)``,
     from the local terms ``tips`` at the segment tips (a short unrolled chain)."""
@@ -111,6 +139,7 @@ def frames(
     s_local: Array,
     seg: Array | None,
     with_velocity: bool,
+    moving_root: bool = False,
 ) -> Frame:
     """Frames at ``P`` backbone points.
 
@@ -124,6 +153,8 @@ def frames(
             segment (``seg=None``; points ordered segment-major, ``P = N nq``), or ``(P,)``
             with the segment index of each point in ``seg`` ``(P,)``.
         with_velocity: propagate ``eta`` and ``dJ/dt qd`` (else they are zeros).
+        moving_root: the root carries Jacobian columns and a velocity (a floating base,
+            :func:`planar_floating_root`); else they are zeros and skipped.
     """
     N = xi.shape[0]
     if seg is None:
@@ -147,10 +178,10 @@ def frames(
     )
     tips = jax.tree.map(lambda x: x[..., : N - 1], local)
     points = jax.tree.map(lambda x: x[..., N - 1 :], local)
-    if N == 1:  # the only base is the root, which carries no Jacobian nor velocity
+    if N == 1 and not moving_root:  # the only base is the root, which carries no Jacobian nor velocity
         R, p = ops.compose(root[0], root[1], points.R, points.p)
         return to_frame(R, p, points.cols)
-    bases = _segment_bases(ops, root, tips, with_velocity)
+    bases = _segment_bases(ops, root, tips, with_velocity) if N > 1 else root
     R0, p0, cols0 = (at_points(jnp.moveaxis(x, -1, 0)) for x in bases)
     return to_frame(*attach(ops, R0, p0, cols0, points, with_velocity))
 
@@ -160,7 +191,9 @@ def _transposed(apply, x: Array) -> Array:
     return jax.linear_transpose(apply, x)(x)[0]
 
 
-def point_force_map(ops, root, xi: Array, B: Array, L: Array, s_local: Array, seg: Array | None):
+def point_force_map(
+    ops, root, xi: Array, B: Array, L: Array, s_local: Array, seg: Array | None, moving_root: bool = False
+):
     """World rotations ``(k, k, P)`` and positions ``(k, P)`` of ``P`` backbone points
     (layouts of :func:`frames`) and the map ``apply(f_world (k, P)) -> (n,)`` from
     world-frame point forces [N] there to the generalized force ``sum_i J_v(s_i)^T f_i``.
@@ -171,6 +204,7 @@ def point_force_map(ops, root, xi: Array, B: Array, L: Array, s_local: Array, se
     ``W`` at the base of segment ``j + 1`` adds ``L_j B_j^T T(L_j xi_j)^T W`` to segment
     ``j`` and reaches its base as ``Ad_(h_j)^-T W``. One wrench per point instead of ``n``
     Jacobian columns: several times cheaper than forming ``J`` when only ``J^T f`` is needed.
+    With ``moving_root`` (a floating base), the wrench reaching the root adds ``J0^T W``.
     """
     N = xi.shape[0]
     if seg is None:
@@ -212,6 +246,9 @@ def point_force_map(ops, root, xi: Array, B: Array, L: Array, s_local: Array, se
             W = carried_sum[:, j : j + 1] + transposed(
                 lambda x, R_j=R_j, p_j=p_j: ops.adjoint_inverse_apply(R_j, p_j, x), W
             )
-        return jnp.einsum("jdn,dj->n", B, jnp.stack(coords[::-1], axis=-1))
+        tau = jnp.einsum("jdn,dj->n", B, jnp.stack(coords[::-1], axis=-1))
+        if moving_root:
+            tau = tau + root[2][:, : B.shape[-1], 0].T @ W[:, 0]
+        return tau
 
     return R_pts, p_pts, apply

@@ -14,7 +14,7 @@ and ``_damping`` ``(n, n)``; all are declared here as abstract members. Frames a
 
 import abc
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import equinox as eqx
 import jax
@@ -22,6 +22,35 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ._base import DynamicalTerms, SoftRobot
+from ._rod_ops import pointwise_matvec
+
+
+class LinePoints(NamedTuple):
+    """Backbone points where a line load is evaluated (the rod's quadrature points, world
+    frame, ``k = 2`` planar or ``3`` spatial): ``positions`` ``(P, k)`` [m], ``velocities``
+    ``(P, k)`` [m/s], unit ``tangents`` ``(P, k)``, cross-section ``radii`` ``(P,)`` [m] and
+    ``line_density`` ``(P,)`` [kg/m] (``rho A``, the mass per unit length)."""
+
+    positions: Array
+    velocities: Array
+    tangents: Array
+    radii: Array
+    line_density: Array
+
+
+#: ``load(points: LinePoints) -> (P, k)``: a force per unit length [N/m] (world frame) along
+#: the backbone, each point's force depending on that point alone (friction on the ground,
+#: resistive-force fluids, drag).
+LineLoad = Callable[[LinePoints], Array]
+
+
+class LineLoadTerms(NamedTuple):
+    """A line load at one state: the generalized force ``force`` ``(n,)`` and its velocity
+    stiffness ``damping`` ``(n, n)`` (symmetric part of ``-d force / d qd``), the matrix a
+    linearly implicit step adds to its iteration matrix."""
+
+    force: Array
+    damping: Array
 
 
 class QuadratureRod(SoftRobot):
@@ -36,6 +65,9 @@ class QuadratureRod(SoftRobot):
     diagonal_elastic: ClassVar[bool] = False
     _quad_mass: eqx.AbstractVar[Float[Array, "d P"]]
     _quad_weight_force: eqx.AbstractVar[Float[Array, "k P"]]
+    _quad_length: eqx.AbstractVar[Float[Array, " P"]]  # quadrature weights [m]
+    _quad_radius: eqx.AbstractVar[Float[Array, " P"]]
+    _quad_line_density: eqx.AbstractVar[Float[Array, " P"]]
     _stiffness: eqx.AbstractVar[Float[Array, "n n"]]
     _damping: eqx.AbstractVar[Float[Array, "n n"]]
 
@@ -193,6 +225,39 @@ class QuadratureRod(SoftRobot):
         """``(M, C qd, G)`` from one shared pass over the quadrature points."""
         f = self._quadrature_frames(q, qd, True)
         return DynamicalTerms(self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f))
+
+    def _line_load_from(self, f, load: LineLoad) -> LineLoadTerms:
+        """Line-load terms from quadrature frames ``f`` (with velocities): the force per unit
+        length at each quadrature point, integrated by the rod's own rule, and its velocity
+        Jacobian from ``k`` forward-mode products (pointwise loads: one column per velocity
+        direction at every point at once)."""
+        k = self.ops.pos_dim
+        R = f.R  # (k, k, P)
+        J_lin = f.J[-k:]  # (k, n, P) body-frame linear rows
+        v_world = pointwise_matvec(R, f.eta[-k:])[:, 0].T  # (P, k)
+        base = LinePoints(f.p.T, v_world, R[:, 0].T, self._quad_radius, self._quad_line_density)
+        forces, linear = jax.linearize(lambda v: load(base._replace(velocities=v)), v_world)
+        dfdv = jnp.stack([linear(jnp.broadcast_to(e, v_world.shape)) for e in jnp.eye(k, dtype=v_world.dtype)], -1)
+        C = -0.5 * (dfdv + jnp.swapaxes(dfdv, 1, 2))  # (P, k, k) world frame, per unit length
+        w = self._quad_length
+        f_body = jnp.einsum("abp,pa->bp", R, forces)  # R^T f, (k, P)
+        C_body = jnp.einsum("aip,pab,bjp->ijp", R, C, R)
+        tau = jnp.einsum("knp,kp->n", J_lin, w * f_body)
+        D = jnp.einsum("inp,ijp,jmp->nm", J_lin, w * C_body, J_lin)
+        return LineLoadTerms(tau, D)
+
+    def line_load_terms(self, q, qd, load: LineLoad) -> LineLoadTerms:
+        """The generalized force ``(n,)`` of a force per unit length ``load`` along the
+        backbone (:data:`LineLoad`, evaluated at the quadrature points and integrated with
+        the rod's Gauss rule: ``sum_p w_p J_v(s_p)^T f_p``) and its velocity stiffness
+        ``(n, n)`` (:class:`LineLoadTerms`)."""
+        return self._line_load_from(self._quadrature_frames(q, qd, True), load)
+
+    def inertia_bias_and_line_load(self, q, qd, load: LineLoad) -> tuple[Array, Array, LineLoadTerms]:
+        """``(M, C qd + G, line_load_terms(q, qd, load))`` from one pass over the
+        quadrature points: what a linearly implicit step needs."""
+        f = self._quadrature_frames(q, qd, True)
+        return self._inertia_from(f), self._bias_from(f), self._line_load_from(f, load)
 
     def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
         """``(M, C qd + G)`` from one pass over the quadrature points (the bias as one

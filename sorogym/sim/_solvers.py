@@ -47,14 +47,18 @@ def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> A
     return model.pack_state(model.retract(q, h * qd_new), qd_new)
 
 
-def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h) -> Array:
-    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``."""
+def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h, load_damping=None) -> Array:
+    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``;
+    ``load_damping`` ``(n, n)``, the velocity stiffness of a line load inside ``F``, is
+    taken implicitly (linearly implicit Euler on that force: ``W += h D_load``)."""
     if not model.elastic_is_affine:
         raise TypeError(
             f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))"
         )
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
+    if load_damping is not None:
+        W = W + h * load_damping
     # K is affine with Jacobian S, so K(retract(q, h v / 2)) is the trapezoidal average of K
     rhs = F - model.elastic_force(model.retract(q, (0.5 * h) * v)) - model.damping_force(v)
     dv = h * spd_solve(W, rhs)
@@ -63,20 +67,37 @@ def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, 
     return model.pack_state(model.retract(model.retract(q, h * v), (0.5 * h) * dv), v + dv)
 
 
-def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce) -> tuple[Array, Array]:
-    M, cor, grav = model.dynamical_terms(q, v)
-    return M, applied_force(q, v) - cor - grav
+def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce, line_load=None):
+    """``(M, F, D_load)``: mass, nonlinear force (line load included) and the line load's
+    velocity stiffness (``None`` without a line load)."""
+    if line_load is None:
+        M, cor, grav = model.dynamical_terms(q, v)
+        return M, applied_force(q, v) - cor - grav, None
+    M, bias, load = model.inertia_bias_and_line_load(q, v, line_load)
+    return M, applied_force(q, v) - bias + load.force, load.damping
 
 
-def linear_trapezoid_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h) -> Array:
+def linear_trapezoid_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None) -> Array:
     """One step of size ``h`` [s] of the linearly implicit trapezoidal scheme (module
-    docstring) from ``y = [q, qd]``, with the applied force evaluated once, at ``y``."""
+    docstring) from ``y = [q, qd]``, with the applied force evaluated once, at ``y``.
+
+    ``line_load``: an optional force per unit length along a rod's backbone
+    (:data:`sorogym.models.LineLoad`: ground friction, resistive-force fluids), integrated
+    on the rod's quadrature points in the same kinematics pass as ``M`` and taken linearly
+    implicitly: its velocity stiffness enters the iteration matrix, so stiff regularised
+    friction (``mu f_n / eps`` per unit length) does not limit the step."""
     q, v = model.split_state(y)
-    M, F = _mass_and_force(model, q, v, applied_force)
-    return _trapezoid_update(model, q, v, M, F, h)
+    M, F, load_damping = _mass_and_force(model, q, v, applied_force, line_load)
+    return _trapezoid_update(model, q, v, M, F, h, load_damping)
 
 
-def trapezoid_predictor_corrector_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h) -> Array:
+def _average(a, b):
+    return None if a is None else 0.5 * (a + b)
+
+
+def trapezoid_predictor_corrector_step(
+    model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None
+) -> Array:
     """Second-order variant of :func:`linear_trapezoid_step` for state-dependent inputs.
 
     A trapezoidal predictor step gives ``y1``; the corrector repeats the step with the mass
@@ -85,10 +106,10 @@ def trapezoid_predictor_corrector_step(model: SoftRobot, y: Array, applied_force
     the linear stiff part): two evaluations of ``(M, C qd, G)`` per step.
     """
     q, v = model.split_state(y)
-    M0, F0 = _mass_and_force(model, q, v, applied_force)
-    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h))
-    M1, F1 = _mass_and_force(model, q1, v1, applied_force)
-    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h)
+    M0, F0, D0 = _mass_and_force(model, q, v, applied_force, line_load)
+    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h, D0))
+    M1, F1, D1 = _mass_and_force(model, q1, v1, applied_force, line_load)
+    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h, _average(D0, D1))
 
 
 #: The fixed-step schemes an environment may run (``config.integrator``), each

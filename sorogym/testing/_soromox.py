@@ -50,7 +50,12 @@ def soromox_twin(model):
     mask = np.concatenate([np.array(m) for m in model.active_strains])
     Structure = soromox.PlanarPCSStructure if planar else soromox.PCSStructure
     structure = Structure(num_gauss_points=model.num_quadrature_points, strain_selector=jnp.asarray(mask))
-    if planar:
+    floating = bool(getattr(model, "floating_base", False))
+    if floating:  # soromox composes no mount with its floating base: ours must be the identity
+        if float(p.base_rotation) != 0.0 or np.any(np.asarray(p.base_position) != 0.0):
+            raise ValueError("soromox_twin: a floating-base twin needs the identity base pose (mount)")
+        base = None
+    elif planar:
         base = jnp.asarray([float(p.base_rotation), *np.asarray(p.base_position)])
     else:
         base = _spatial_base_pose(np.asarray(p.base_rotation), np.asarray(p.base_position))
@@ -62,7 +67,7 @@ def soromox_twin(model):
         links,
         structure=structure,
         gravity=jnp.asarray(p.gravity),
-        base_pose=base,
+        **({"floating_base": True} if floating else {"base_pose": base}),
         **({} if actuators is None else {"actuators": actuators}),
     )
     return rob, combine
