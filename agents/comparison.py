@@ -14,7 +14,7 @@ ERROR_METRIC = {
     "SoftPendulumSwingUp-v0": "tip_height",
 }
 #: Further error metrics recorded per env (mean over steps and at the end).
-EXTRA_METRICS = {"PoseTracking-v0": ("orientation_error",)}
+EXTRA_METRICS = {"PoseTracking-v0": ("orientation_error",), "SnakeToGoal-v0": ("speed", "power")}
 
 #: Dotted run-config overrides of a brax PPO run small enough for the tests.
 QUICK_PPO_OVERRIDES = {

@@ -30,6 +30,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
     "ContactSafeReaching-v0": CatalogueEntry("sorogym.envs.contact_safe_reaching:ContactSafeReaching", 120),
     "PoseTracking-v0": CatalogueEntry("sorogym.envs.pose_tracking:PoseTracking", 800),
     "SoftPendulumSwingUp-v0": CatalogueEntry("sorogym.envs.soft_pendulum_swing_up:SoftPendulumSwingUp", 200),
+    "SnakeToGoal-v0": CatalogueEntry("sorogym.envs.snake_to_goal:SnakeToGoal", 200),
     "StrainTracking-v0": CatalogueEntry("sorogym.envs.strain_tracking:StrainTracking", 600),
     "TendonReaching-v0": CatalogueEntry("sorogym.envs.tendon_reaching:TendonReaching", 75),
     "TendonTracking-v0": CatalogueEntry("sorogym.envs.tendon_tracking:TendonTracking", 105),

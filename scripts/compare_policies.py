@@ -1,7 +1,7 @@
 """Trained policies against the env experts: one table from the committed run folders.
 
 For each env folder under ``results/`` (``tendon_tracking``, ``tendon_reaching``,
-``contact_safe_reaching``) it reads the final 128-episode evaluations (``eval.json``, all
+``contact_safe_reaching``, ``snake_to_goal``) it reads the final 128-episode evaluations (``eval.json``, all
 with seed 10000, so every row saw the same episodes) of
 
 * ``ppo/``: brax PPO from scratch,
@@ -33,6 +33,7 @@ ENVS = {
     "tendon_tracking": "TendonTracking-v0",
     "tendon_reaching": "TendonReaching-v0",
     "contact_safe_reaching": "ContactSafeReaching-v0",
+    "snake_to_goal": "SnakeToGoal-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}

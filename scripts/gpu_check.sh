@@ -11,8 +11,9 @@
 # envs_gpu.json / envs_gpu.md from scripts/bench_envs.py (the JSON's "device" entry names
 # the JAX backend and device kind, so the numbers are labelled with the hardware), and a PPO
 # training run on TendonTracking (tendon_tracking_ppo/: metrics.csv with wall time per
-# progress point, eval.json, curve.png, the checkpoint), and the planning benchmark
-# (planning_gpu.json / .md: CR-Solver's IK, path-following and trajectory protocols).
+# progress point, eval.json, curve.png, the checkpoint), the planning benchmark
+# (planning_gpu.json / .md: CR-Solver's IK, path-following and trajectory protocols)
+# and a short PPO run on SnakeToGoal-v0 (snake_to_goal_ppo/).
 set -euo pipefail
 
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -36,3 +37,10 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (exit $?)" >>
     ppo.num_minibatches=8 ppo.num_timesteps=8000000 ppo.num_evals=21 logging.wandb=disabled \
     "logging.output_root=$OUT/runs" --run-id gpu-ppo --export "$OUT/tendon_tracking_ppo" --quiet \
     2>&1 | tail -n 20 | tee "$OUT/train_ppo.txt"
+
+# A short PPO run on the locomotion env SnakeToGoal-v0 (a soft snake on the ground) with
+# many parallel envs: the speed of its friction line loads at scale.
+"$PYTHON" -m sorogym train configs/ppo/snake_to_goal.yaml ppo.num_envs=2048 ppo.batch_size=512 \
+    ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
+    "logging.output_root=$OUT/runs" --run-id gpu-snake --export "$OUT/snake_to_goal_ppo" --quiet \
+    2>&1 | tail -n 20 | tee "$OUT/train_snake.txt"

@@ -115,7 +115,9 @@ def test_truncation_full_reset_and_final_observation(name):
     # the final observation is the unwrapped env's observation of the last transition
     inner_prev = jax.tree.map(lambda x: x[0], prev)
     inner = step_single(inner_prev, action[0])
-    np.testing.assert_allclose(np.asarray(state.info["final_obs"][0]), np.asarray(inner.obs), rtol=1e-5, atol=1e-6)
+    # (batched and single float32 steps round differently; the stiff friction of a locomotor
+    # amplifies that to ~1e-4 of its velocities, far below the change from a reset)
+    np.testing.assert_allclose(np.asarray(state.info["final_obs"][0]), np.asarray(inner.obs), rtol=2e-4, atol=5e-5)
     # a full reset: fresh task (new targets), state back to the initial one, observations from the new episode
     new_task = state.pipeline_state.task
     changed = jax.tree.map(lambda a, b: not np.allclose(np.asarray(a), np.asarray(b)), first_task, new_task)

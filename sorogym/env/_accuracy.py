@@ -1,10 +1,10 @@
 """Accuracy of an env's physics stepping against a high-accuracy float64 reference.
 
-One episode of random actions runs through the env as configured (float32, the fast
-fixed-step integrator). The actuator states it commanded are then replayed, held over each
+One episode of random actions (or the env's ``accuracy_steps``) runs through the env as
+configured (float32, the fast fixed-step integrator). The actuator states it commanded are then replayed, held over each
 control period, on a float64 copy of the same env integrated with diffrax's Tsit5 (a fixed
 step ``reference_dt``, or adaptive steps when ``reference_dt`` is ``None``), including any
-state-dependent external force. The score is the largest tip-position difference over the
+state-dependent external force and line load. The score is the largest tip-position difference over the
 episode divided by the robot's length. The reference runs with float64 enabled in a
 scoped ``jax.enable_x64`` context; the global JAX config is left alone.
 """
@@ -59,7 +59,9 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     env = make(name, **overrides)
     ref_overrides = {**overrides, **env.reference_overrides, "dtype": "float64"}
     ref_env = make(name, **ref_overrides)
-    num_steps = env.max_episode_steps if num_steps is None else int(num_steps)
+    if num_steps is None:
+        num_steps = env.max_episode_steps if env.accuracy_steps is None else env.accuracy_steps
+    num_steps = int(num_steps)
     key = jax.random.PRNGKey(seed)
     ps0, traj = random_action_episode(env, key, num_steps)
     tips = np.asarray(jax.jit(jax.vmap(lambda q, p: env.tip_position(env._model_for(p), q)))(traj.q, traj.params))
@@ -77,8 +79,14 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
         controller, dt0 = diffrax.ConstantStepSize(), float(reference_dt)
 
     def period(y, u, ps):
+        load = ref_env.line_load(model, ps)
+
         def vf(t, y, args):
-            tau_ext = ref_env.external_force(model, *model.split_state(y), ps)
+            q, qd = model.split_state(y)
+            tau_ext = ref_env.external_force(model, q, qd, ps)
+            if load is not None:  # explicitly here: the reference's steps resolve its stiffness
+                tau_load = model.line_load_terms(q, qd, load).force
+                tau_ext = tau_load if tau_ext is None else tau_ext + tau_load
             act = (u,) if tau_ext is None else (u, tau_ext)
             return model.forward_dynamics(t, y, act)
 

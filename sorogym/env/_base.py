@@ -101,6 +101,10 @@ class SoroEnv(Env, abc.ABC):
     reference_overrides: ClassVar[dict] = {}
     #: Parameter fields that ``config.randomization`` may scale (the rod models' by default).
     randomizable_fields: ClassVar[tuple[str, ...]] = RANDOMIZABLE_FIELDS
+    #: Control steps of the accuracy check (:func:`~sorogym.env.integrator_accuracy`):
+    #: ``None`` for a whole episode; a locomotor sets a short horizon, since its position
+    #: error grows with the distance travelled under any integrator.
+    accuracy_steps: ClassVar[int | None] = None
     #: Observations are clipped to [-limit, limit] (the Gymnasium Box bounds).
     observation_limit: ClassVar[float] = 1e4
 

@@ -201,7 +201,9 @@ def _draw_body(ax, shape: str, pose, semi, color) -> None:
 
 
 def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 20.0, azim: float = -60.0) -> np.ndarray:
-    """Draw ``scene`` headlessly; returns an ``(height, width, 3)`` uint8 image."""
+    """Draw ``scene`` headlessly; returns an ``(height, width, 3)`` uint8 image. A scene's
+    ``"view"`` entry ``(elev, azim)`` [deg] overrides the camera (e.g. ``(90, -90)``: from
+    above)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -210,6 +212,7 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
     fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_subplot(projection="3d")
+    elev, azim = scene.get("view", (elev, azim))
     ax.view_init(elev=elev, azim=azim)
     bounds = np.asarray(scene["bounds"]) if scene.get("bounds") is not None else _auto_bounds(scene)
     if scene.get("ground") is not None:
@@ -257,7 +260,10 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
         axis.set_major_locator(MaxNLocator(4))
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
-    ax.set_zlabel("z [m]")
+    if abs(elev) < 89.0:
+        ax.set_zlabel("z [m]")
+    else:  # seen from above: the z axis is edge-on
+        ax.set_zticks([])
     if scene.get("markers") or scene.get("curves"):
         ax.legend(loc="upper left", fontsize=7)
     if scene.get("title"):

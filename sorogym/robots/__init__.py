@@ -14,6 +14,9 @@
   (:class:`TendonArm`): the floating :func:`inchworm` and :func:`brittle_star`, the
   :func:`gripper`, the :func:`two_arm_platform`, the soft cart-pole :func:`cart_arm` and the
   cable-driven :func:`spacer_arm`.
+* The soft :func:`snake` (:class:`SnakeBody`) and :func:`crawler` (:class:`CrawlerBody`):
+  planar floating-base PCS rods lying on the ground, the snake bent segment by segment, the
+  crawler's segments bending and stretching (:func:`slope_gravity` for inclined ground).
 
 Body-tree conventions: world z up, gravity ``(0, 0, -9.81)`` m/s^2, the ground plane
 ``z = 0`` a reference for placement and drawing only (no contact model). Every soft part is
@@ -72,6 +75,7 @@ from ._conical_arm import (
     conical_arm_markers,
     conical_tendon_arm,
 )
+from ._ground_crawlers import CrawlerBody, SnakeBody, crawler, slope_gravity, snake
 from ._tendon_ring import ring_offsets, tendon_ring_pcs
 from ._tree_composites import (
     CART_ARM,
@@ -131,6 +135,11 @@ __all__ = [
     "tendon_ring_pcs",
     "TendonArm",
     "inchworm",
+    "snake",
+    "SnakeBody",
+    "crawler",
+    "CrawlerBody",
+    "slope_gravity",
     "brittle_star",
     "gripper",
     "two_arm_platform",
