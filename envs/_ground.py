@@ -8,11 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def body_frame(model, q):
+def body_frame(model, q, head=None):
     """``(head (2,), heading angle psi, rotation (2, 2))``: the head position [m] and the
     direction from tail to head (the body's heading) in the world, and the rotation from
-    that heading frame to the world."""
-    head = model.forward_kinematics(q, model.total_length)[:2, 2]
+    that heading frame to the world (``head``: the head position when already known)."""
+    head = model.forward_kinematics(q, model.total_length)[:2, 2] if head is None else head
     d = head - q[1:3]
     psi = jnp.arctan2(d[1], d[0])
     c, s = jnp.cos(psi), jnp.sin(psi)

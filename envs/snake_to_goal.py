@@ -192,10 +192,10 @@ class SnakeToGoal(SoroEnv):
 
     def outputs(self, model, prev, ps, action) -> StepOutputs:
         c = self.config
-        head, _, R = body_frame(model, ps.q)
+        pose, J = model.pose_and_jacobian(ps.q, model.total_length)  # one pass; J: world [omega, v]
+        head, _, R = body_frame(model, ps.q, pose[:2, 2])
         to_goal = ps.task.goal - head
         d = jnp.linalg.norm(to_goal)
-        J = model.jacobian(ps.q, model.total_length)  # (3, n): world [omega, v]
         twist = J @ ps.qd
         kappa_scale = c.max_curvature
         actions = ps.u / (self._curvature_stiffness(model) * kappa_scale)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -158,3 +159,23 @@ def random_state(model, rng, scale=1.0):
     q = rng.normal(size=model.num_dofs) * q_scale * scale
     qd = rng.normal(size=model.num_dofs) * q_scale * 3.0
     return jnp.asarray(q), jnp.asarray(qd)
+
+
+@jax.jit
+def model_terms(model, q, qd, s):
+    """The interface's terms at ``(q, qd)`` and the backbone point ``s`` that the oracle
+    comparisons check: pose, inertial and body Jacobians, ``M``, ``C qd``, ``G``, ``K``,
+    ``D``, ``A`` and the forward dynamics under unit inputs (one compiled call per model
+    structure)."""
+    return dict(
+        fk=model.forward_kinematics(q, s),
+        J=model.jacobian(q, s),
+        Jb=model.jacobian(q, s, frame="body"),
+        M=model.inertia_matrix(q),
+        Cqd=model.coriolis_force(q, qd),
+        G=model.gravitational_force(q),
+        K=model.elastic_force(q),
+        D=model.damping_matrix(),
+        A=model.actuation_matrix(q),
+        yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd]), (jnp.ones(model.num_actuators),)),
+    )

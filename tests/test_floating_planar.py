@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _models import random_params, tendon_offsets
+from _models import model_terms, random_params, tendon_offsets
 
 import sorogym as sg
 from sorogym.testing import soromox_twin
@@ -114,18 +114,7 @@ def test_floating_planar_pcs_agrees_with_soromox(seed, segments, active):
     model, q, qd = _floating(seed, segments, active=active, tendons=True)
     rob, combine = soromox_twin(model)
     s = jnp.asarray(0.73 * float(model.total_length))
-    ours = jax.jit(
-        lambda m, q, qd: dict(
-            J=m.jacobian(q, s),
-            M=m.inertia_matrix(q),
-            Cqd=m.coriolis_force(q, qd),
-            G=m.gravitational_force(q),
-            K=m.elastic_force(q),
-            D=m.damping_matrix(),
-            A=m.actuation_matrix(q),
-            fk=m.forward_kinematics(q, s),
-        )
-    )(model, q, qd)
+    ours = model_terms(model, q, qd, s)
     theirs = dict(
         J=rob.jacobian(q, s),
         M=rob.inertia_matrix(q),

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _models import MODEL_CASES, build_case, random_state
+from _models import MODEL_CASES, build_case, model_terms, random_state
 
 import sorogym as sg
 from sorogym.testing import soromox_twin
@@ -25,22 +25,6 @@ EXACT_RTOL = 1e-12
 def _rel(a, b):
     a, b = np.asarray(a), np.asarray(b)
     return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
-
-
-@jax.jit
-def _ours(model, q, qd, s):
-    return dict(
-        fk=model.forward_kinematics(q, s),
-        J=model.jacobian(q, s),
-        Jb=model.jacobian(q, s, frame="body"),
-        M=model.inertia_matrix(q),
-        Cqd=model.coriolis_force(q, qd),
-        G=model.gravitational_force(q),
-        K=model.elastic_force(q),
-        D=model.damping_matrix(),
-        A=model.actuation_matrix(q),
-        yd=model.forward_dynamics(0.0, jnp.concatenate([q, qd]), (jnp.ones(model.num_actuators),)),
-    )
 
 
 # one draw for GVS: soromox compiles its GVS for ~2 minutes per robot; the articulated chain
@@ -61,7 +45,7 @@ def test_model_terms_agree_with_soromox(name, seed):
     rng = np.random.default_rng(seed)
     q, qd = random_state(model, rng, scale=0.5)
     s = jnp.asarray(0.73 * float(model.total_length))
-    ours = _ours(model, q, qd, s)
+    ours = model_terms(model, q, qd, s)
     u_theirs = jnp.ones(rob.num_actuators)
     A_theirs = rob.actuation_matrix(q)
     if combine is not None:

@@ -29,9 +29,39 @@ SNAKE_RETARDATION_TIME = 0.01  # s, tau = 3 eta / E
 
 
 @dataclasses.dataclass(frozen=True)
-class SnakeBody:
+class _GroundRodBody:
+    """Shared shape of the crawler bodies: ``N`` equal segments of a uniform silicone rod."""
+
+    num_segments: int
+    segment_length: float
+    radius: float
+    young_modulus: float
+    density: float
+    retardation_time: float
+
+    @property
+    def length(self) -> float:
+        return float(self.num_segments * self.segment_length)
+
+    @property
+    def mass(self) -> float:
+        return float(self.density * np.pi * self.radius**2 * self.length)
+
+    @property
+    def bending_stiffness(self) -> float:
+        """``E I`` [N m^2]."""
+        return float(self.young_modulus * np.pi * self.radius**4 / 4.0)
+
+    @property
+    def axial_stiffness(self) -> float:
+        """``E A`` [N]."""
+        return float(self.young_modulus * np.pi * self.radius**2)
+
+
+@dataclasses.dataclass(frozen=True)
+class SnakeBody(_GroundRodBody):
     """A silicone snake body (defaults: six 60 mm segments, radius 12 mm, ``E`` 0.5 MPa,
-    178 g, 0.36 m).
+    174 g, 0.36 m).
 
     Attributes:
         num_segments: ``N`` constant-curvature segments (each bent by its own actuator).
@@ -48,19 +78,6 @@ class SnakeBody:
     young_modulus: float = 5e5
     density: float = SNAKE_DENSITY
     retardation_time: float = SNAKE_RETARDATION_TIME
-
-    @property
-    def length(self) -> float:
-        return float(self.num_segments * self.segment_length)
-
-    @property
-    def mass(self) -> float:
-        return float(self.density * np.pi * self.radius**2 * self.length)
-
-    @property
-    def bending_stiffness(self) -> float:
-        """``E I`` [N m^2]."""
-        return float(self.young_modulus * np.pi * self.radius**4 / 4.0)
 
 
 def slope_gravity(slope_deg: float, uphill_deg: float = 0.0, g: float = 9.81) -> tuple[np.ndarray, float]:
@@ -85,7 +102,7 @@ def snake(body: SnakeBody = SnakeBody(), gravity=(0.0, 0.0), dtype=None) -> Plan
 
 
 @dataclasses.dataclass(frozen=True)
-class CrawlerBody:
+class CrawlerBody(_GroundRodBody):
     """A silicone crawler body (defaults: four 50 mm segments, radius 10 mm, ``E`` 0.2 MPa,
     Kelvin-Voigt retardation 50 ms; 0.2 m, 67 g), each segment bending and stretching.
 
@@ -98,15 +115,6 @@ class CrawlerBody:
     young_modulus: float = 2e5
     density: float = SNAKE_DENSITY
     retardation_time: float = 0.05
-
-    length = SnakeBody.length
-    mass = SnakeBody.mass
-    bending_stiffness = SnakeBody.bending_stiffness
-
-    @property
-    def axial_stiffness(self) -> float:
-        """``E A`` [N]."""
-        return float(self.young_modulus * np.pi * self.radius**2)
 
 
 def crawler(body: CrawlerBody = CrawlerBody(), gravity=(0.0, 0.0), dtype=None) -> PlanarPCS:
