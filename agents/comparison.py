@@ -6,15 +6,31 @@ from __future__ import annotations
 
 #: The task error reported for each env (default ``goal_distance``): a tracking or
 #: position error [m], StrainTracking's normalised strain error, the swing-up's tip height
-#: over the length (1 = upright).
+#: over the length (1 = upright), the crawler's heading error [rad].
 ERROR_METRIC = {
+    "InchwormCrawl-v0": "heading_error",
     "TendonTracking-v0": "tracking_error",
     "StrainTracking-v0": "tracking_error",
     "PoseTracking-v0": "position_error",
     "SoftPendulumSwingUp-v0": "tip_height",
 }
+#: How a row's error is displayed: ``(factor, unit)``; distances in mm by default,
+#: StrainTracking's normalised error and the swing-up's height ratio without a unit.
+ERROR_UNITS = {"StrainTracking-v0": (1.0, ""), "SoftPendulumSwingUp-v0": (1.0, ""), "InchwormCrawl-v0": (1.0, " rad")}
+
+
+def format_error(row: dict, key: str = "error_mean") -> str:
+    """``row[key]`` (an :func:`evaluation_row` error) in the env's display unit."""
+    factor, unit = ERROR_UNITS.get(row["env"], (1e3, " mm"))
+    return f"{factor * row[key]:.3g}{unit}"
+
+
 #: Further error metrics recorded per env (mean over steps and at the end).
-EXTRA_METRICS = {"PoseTracking-v0": ("orientation_error",), "SnakeToGoal-v0": ("speed", "power")}
+EXTRA_METRICS = {
+    "PoseTracking-v0": ("orientation_error",),
+    "SnakeToGoal-v0": ("speed", "power"),
+    "InchwormCrawl-v0": ("speed", "lateral_speed", "power"),
+}
 
 #: Dotted run-config overrides of a brax PPO run small enough for the tests.
 QUICK_PPO_OVERRIDES = {

@@ -28,6 +28,7 @@ class CatalogueEntry(NamedTuple):
 CATALOGUE: dict[str, CatalogueEntry] = {
     "ConicalArmReaching-v0": CatalogueEntry("sorogym.envs.conical_arm_reaching:ConicalArmReaching", 75),
     "ContactSafeReaching-v0": CatalogueEntry("sorogym.envs.contact_safe_reaching:ContactSafeReaching", 120),
+    "InchwormCrawl-v0": CatalogueEntry("sorogym.envs.inchworm_crawl:InchwormCrawl", 200),
     "PoseTracking-v0": CatalogueEntry("sorogym.envs.pose_tracking:PoseTracking", 800),
     "SoftPendulumSwingUp-v0": CatalogueEntry("sorogym.envs.soft_pendulum_swing_up:SoftPendulumSwingUp", 200),
     "SnakeToGoal-v0": CatalogueEntry("sorogym.envs.snake_to_goal:SnakeToGoal", 200),

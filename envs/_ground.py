@@ -1,11 +1,103 @@
-"""Task pieces shared by the envs of soft crawlers on the ground (planar floating-base
-rods seen from above, :func:`sorogym.robots.snake` and :func:`sorogym.robots.crawler`):
-the body's heading frame, angle wrapping and the top-view scene."""
+"""What the envs of soft crawlers on the ground share (planar floating-base rods seen from
+above, :func:`sorogym.robots.snake` and :func:`sorogym.robots.crawler`): the body and
+ground fields of their configs (:class:`GroundConfig`), the env base
+(:class:`GroundLocomotor`: validation, the body, ground friction as a line load, the
+actuators' lag, a straight body at reset, per-episode friction, the accuracy measure), the
+body's heading frame, angle wrapping and the top-view scene."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import jax
 import jax.numpy as jnp
 import numpy as np
+
+from sorogym.contact import GroundFriction
+from sorogym.env import EpisodeConfig, SoroEnv
+from sorogym.models import check_positive_fields
+
+G = 9.81  # m/s^2
+
+
+@dataclasses.dataclass(frozen=True)
+class GroundConfig(EpisodeConfig):
+    """Body and ground fields of a locomotion env's ``Config`` (each env sets its own
+    defaults and adds its task's fields)."""
+
+    # Body: N equal segments of a uniform silicone rod
+    num_segments: int = 6
+    segment_length: float = 0.06  # m
+    radius: float = 0.012  # m
+    young_modulus: float = 5e5  # Pa
+    density: float = 1070.0  # kg/m^3
+    retardation_time: float = 0.05  # s, Kelvin-Voigt tau = 3 eta / E
+    actuator_time_constant: float = 0.1  # s, first-order lag of the actuators
+    # Ground
+    friction: tuple[float, float, float] = (0.1, 0.2, 0.6)  # forward, backward, lateral
+    slip_velocity: float = 0.01  # m/s
+    friction_range: tuple[float, float] = (0.8, 1.25)  # per-episode factor on all three
+
+
+class GroundLocomotor(SoroEnv):
+    """Base of the envs of a soft body crawling on the ground (``config``: a
+    :class:`GroundConfig`). The task state of an episode has a ``friction`` field
+    ``(3,)``, the coefficients of that episode.
+
+    The accuracy check follows the centre of mass over 1 s (20 control steps): the body's
+    displacement, which is the task, over a short horizon, since any integrator's position
+    error grows with the distance travelled."""
+
+    accuracy_steps = 20
+    accuracy_point_name = "centre_of_mass"
+    #: ``g_n`` [m/s^2]: the gravity pressing the body on the ground (less on a slope)
+    normal_gravity: float = G
+
+    def ground_body(self, config: GroundConfig, body_class, *positive_fields: str):
+        """Validate the ground and body fields of ``config`` (and ``positive_fields``), then
+        return ``body_class`` (:class:`~sorogym.robots.SnakeBody` or
+        :class:`~sorogym.robots.CrawlerBody`) built from it, kept as ``self.body``."""
+        check_positive_fields(config, ("slip_velocity", "actuator_time_constant", *positive_fields))
+        lo, hi = config.friction_range
+        if not (0.0 < lo <= hi):
+            raise ValueError(f"friction_range: expected 0 < low <= high, got {config.friction_range}")
+        GroundFriction(config.friction, config.slip_velocity)  # validates the coefficients
+        self.body = body_class(
+            config.num_segments,
+            config.segment_length,
+            config.radius,
+            config.young_modulus,
+            config.density,
+            config.retardation_time,
+        )
+        return self.body
+
+    def line_load(self, model, ps):
+        """Ground friction along the body with this episode's coefficients."""
+        return GroundFriction(ps.task.friction, self.config.slip_velocity, self.normal_gravity, dtype=self.dtype)
+
+    def lagged(self, u, target):
+        """The actuators' forces after one control period of their first-order lag towards
+        ``target`` (held within the period)."""
+        c = self.config
+        blend = 1.0 - np.exp(-c.control_dt / c.actuator_time_constant)
+        return u + blend * (target - u)
+
+    def straight_body(self, model, heading):
+        """``q`` of the body straight along ``heading`` [rad], centred on the origin."""
+        tail = -0.5 * model.total_length * jnp.stack([jnp.cos(heading), jnp.sin(heading)])
+        return jnp.zeros(model.num_dofs, self.dtype).at[0].set(heading).at[1:3].set(tail)
+
+    def episode_friction(self, key):
+        """The episode's coefficients ``(3,)``: the config's times one factor drawn in
+        ``friction_range``."""
+        c = self.config
+        factor = jax.random.uniform(key, (), self.dtype, *c.friction_range)
+        return factor * jnp.asarray(c.friction, self.dtype)
+
+    def accuracy_point(self, model, q):
+        """The centre of mass ``(2,)`` [m] in the ground plane."""
+        return model.centre_of_mass(q)
 
 
 def body_frame(model, q, head=None):

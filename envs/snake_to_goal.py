@@ -48,12 +48,11 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from sorogym.contact import GroundFriction
-from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
-from sorogym.models import PlanarPCS, check_positive_fields
+from sorogym.env import Expert, StepOutputs, register
+from sorogym.models import PlanarPCS
 from sorogym.robots import SnakeBody, slope_gravity, snake
 
-from ._ground import body_frame, top_view, wrap_angle
+from ._ground import GroundConfig, GroundLocomotor, body_frame, top_view, wrap_angle
 
 CLOCK_HZ = 1.2  # Hz, the observation clock
 
@@ -71,20 +70,10 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config(EpisodeConfig):
-    # Robot
-    num_segments: int = 6
-    segment_length: float = 0.06
-    radius: float = 0.012
-    young_modulus: float = 5e5
-    density: float = 1070.0
-    retardation_time: float = 0.05  # s, Kelvin-Voigt tau = 3 eta / E
+class Config(GroundConfig):
+    # Robot (body and ground: GroundConfig's defaults, six 60 mm segments on (0.1, 0.2, 0.6))
     max_curvature: float = 12.0  # 1/m, |action| = 1
-    actuator_time_constant: float = 0.1  # s, first-order lag of the bending actuators
-    # Ground
-    friction: tuple[float, float, float] = (0.1, 0.2, 0.6)  # forward, backward, lateral
-    slip_velocity: float = 0.01  # m/s
-    friction_range: tuple[float, float] = (0.8, 1.25)  # per-episode factor on all three
+    # Terrain
     slope_deg: float = 0.0
     uphill_deg: float = 0.0
     # Task
@@ -113,36 +102,20 @@ class SnakeTask:
 
 
 @register
-class SnakeToGoal(SoroEnv):
+class SnakeToGoal(GroundLocomotor):
     __doc__ = __doc__
     name = "SnakeToGoal-v0"
-    accuracy_steps = 20  # 1 s: the position error of a locomotor grows with the distance travelled
 
     @classmethod
     def default_config(cls) -> Config:
         return default_config()
 
     def build_model(self, config: Config) -> PlanarPCS:
-        check_positive_fields(
-            config, ("max_curvature", "slip_velocity", "success_radius", "goal_bearing_deg", "actuator_time_constant")
-        )
-        lo, hi = config.friction_range
-        if not (0.0 < lo <= hi):
-            raise ValueError(f"friction_range: expected 0 < low <= high, got {config.friction_range}")
+        body = self.ground_body(config, SnakeBody, "max_curvature", "success_radius", "goal_bearing_deg")
         d0, d1 = config.goal_distance
         if not (0.0 < d0 <= d1):
             raise ValueError(f"goal_distance: expected 0 < low <= high, got {config.goal_distance}")
-        GroundFriction(config.friction, config.slip_velocity)  # validates the coefficients
-        in_plane, self._normal_gravity = slope_gravity(config.slope_deg, config.uphill_deg)
-        body = SnakeBody(
-            config.num_segments,
-            config.segment_length,
-            config.radius,
-            config.young_modulus,
-            config.density,
-            config.retardation_time,
-        )
-        self.body = body
+        in_plane, self.normal_gravity = slope_gravity(config.slope_deg, config.uphill_deg)
         return snake(body, gravity=in_plane, dtype=self.dtype)
 
     @property
@@ -156,20 +129,13 @@ class SnakeToGoal(SoroEnv):
 
     # -- physics hooks ------------------------------------------------------------------------
 
-    def line_load(self, model, ps):
-        c = self.config
-        return GroundFriction(ps.task.friction, c.slip_velocity, self._normal_gravity, dtype=self.dtype)
-
     def _curvature_stiffness(self, model):
         return jnp.diag(model.stiffness_matrix())[3:]
 
     def command(self, model, ps, action):
         """The bending forces move towards ``E I L k_cmd`` by the actuators' first-order lag
         over one control period (held within it)."""
-        c = self.config
-        target = self._curvature_stiffness(model) * c.max_curvature * action
-        blend = 1.0 - np.exp(-c.control_dt / c.actuator_time_constant)
-        return ps.u + blend * (target - ps.u)
+        return self.lagged(ps.u, self._curvature_stiffness(model) * self.config.max_curvature * action)
 
     # -- task ---------------------------------------------------------------------------------
 
@@ -179,14 +145,12 @@ class SnakeToGoal(SoroEnv):
         psi = jax.random.uniform(k_heading, (), self.dtype, -jnp.pi, jnp.pi)
         L = model.total_length
         heading = jnp.stack([jnp.cos(psi), jnp.sin(psi)])
-        tail = -0.5 * L * heading
-        q0 = jnp.zeros(model.num_dofs, self.dtype).at[0].set(psi).at[1:3].set(tail)
+        q0 = self.straight_body(model, psi)
         dist = jax.random.uniform(k_dist, (), self.dtype, *c.goal_distance)
         half = np.deg2rad(c.goal_bearing_deg)
         bearing = psi + jax.random.uniform(k_bearing, (), self.dtype, -half, half)
         goal = 0.5 * L * heading + dist * jnp.stack([jnp.cos(bearing), jnp.sin(bearing)])
-        factor = jax.random.uniform(k_friction, (), self.dtype, *c.friction_range)
-        task = SnakeTask(goal=goal, friction=factor * jnp.asarray(c.friction, self.dtype))
+        task = SnakeTask(goal=goal, friction=self.episode_friction(k_friction))
         zeros = jnp.zeros(model.num_dofs, self.dtype)
         return task, q0, zeros, jnp.zeros(model.num_actuators, self.dtype)
 

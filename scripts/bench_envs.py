@@ -156,6 +156,8 @@ def bench_throughput(names, num_envs_list, env_steps, repeats, min_time, accurac
                 "substep_dt": float(env.substep_dt),
                 "control_dt": float(env.control_dt),
                 "tip_error_rel": None,
+                "accuracy_point": None,
+                "point_error_rel": None,
             }
         )
         print(f"  {name} num_envs={n}: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
@@ -185,7 +187,11 @@ def accuracy_only(names, quick, path):
             res = {"env": name, "error": f"{type(exc).__name__}: {exc}"}
         res["wall_s"] = time.perf_counter() - t0
         out[name] = res
-        print(f"  accuracy {name}: tip_error_rel={res.get('tip_error_rel')} ({res['wall_s']:.0f} s)", flush=True)
+        print(
+            f"  accuracy {name}: tip_error_rel={res.get('tip_error_rel')}, {res.get('accuracy_point')} "
+            f"error_rel={res.get('point_error_rel')} ({res['wall_s']:.0f} s)",
+            flush=True,
+        )
     Path(path).write_text(json.dumps(out, indent=2) + "\n")
 
 
@@ -235,6 +241,8 @@ COLS = [
     ("substep_dt", "substep dt [s]", ".4g"),
     ("control_dt", "control dt [s]", ".4g"),
     ("tip_error_rel", "tip err / L", ".2e"),
+    ("accuracy_point", "accuracy point", ""),
+    ("point_error_rel", "its err / L", ".2e"),
     ("target", "target met", ""),
 ]
 
@@ -388,7 +396,8 @@ def main():
             else:
                 accuracy = json.loads(acc_path.read_text())
     for r in rows:
-        r["tip_error_rel"] = accuracy.get(r["env"], {}).get("tip_error_rel")
+        for key in ("tip_error_rel", "accuracy_point", "point_error_rel"):
+            r[key] = accuracy.get(r["env"], {}).get(key)
         r["target"] = target_status(r)
 
     info["cpu_busy_other_before_timing"] = busy

@@ -1,8 +1,9 @@
 """Trained policies against the env experts: one table from the committed run folders.
 
 For each env folder under ``results/`` (``tendon_tracking``, ``tendon_reaching``,
-``contact_safe_reaching``, ``snake_to_goal``) it reads the final 128-episode evaluations (``eval.json``, all
-with seed 10000, so every row saw the same episodes) of
+``contact_safe_reaching``, ``snake_to_goal``, ``inchworm_crawl``) it reads the final
+128-episode evaluations (``eval.json``, all with seed 10000, so every row saw the same
+episodes) of
 
 * ``ppo/``: brax PPO from scratch,
 * ``bc/``, ``dagger/``: students distilled from an expert (their ``eval.json`` also holds
@@ -25,7 +26,7 @@ import json
 import sys
 from pathlib import Path
 
-from sorogym.agents.comparison import evaluation_row
+from sorogym.agents.comparison import evaluation_row, format_error
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,6 +35,7 @@ ENVS = {
     "tendon_reaching": "TendonReaching-v0",
     "contact_safe_reaching": "ContactSafeReaching-v0",
     "snake_to_goal": "SnakeToGoal-v0",
+    "inchworm_crawl": "InchwormCrawl-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}
@@ -95,7 +97,7 @@ def markdown(rows) -> str:
         wall = f"{r['train_wall_s']:.0f}" if r.get("train_wall_s") else "-"
         lines.append(
             f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
-            f"{1e3 * r['error_mean']:.2f} mm | {force} | {cost} | {steps} | {wall} |"
+            f"{format_error(r)} | {force} | {cost} | {steps} | {wall} |"
         )
     return "\n".join(lines)
 

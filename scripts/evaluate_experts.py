@@ -22,19 +22,11 @@ from pathlib import Path
 import jax
 
 import sorogym
-from sorogym.agents.comparison import evaluation_row
+from sorogym.agents.comparison import evaluation_row, format_error
 from sorogym.agents.evaluate import evaluate_policy
 from sorogym.provenance import run_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
-# error display: (factor, unit); distances in mm, StrainTracking's error is normalised by the strain scales
-# (SoftPendulumSwingUp's column is the tip height over the length, 1 = upright)
-ERROR_UNITS = {"StrainTracking-v0": (1.0, ""), "SoftPendulumSwingUp-v0": (1.0, "")}
-
-
-def _error(r, key):
-    factor, unit = ERROR_UNITS.get(r["env"], (1e3, " mm"))
-    return f"{factor * r[key]:.3g}{unit}"
 
 
 def random_policy(action_size):
@@ -53,7 +45,7 @@ def markdown(rows) -> str:
         force = f"{r['peak_contact_force_max']:.2f}" if "peak_contact_force_max" in r else "-"
         lines.append(
             f"| {r['env']} | {r['policy']} | {100 * r['success']:.1f} % | {100 * r['final_success']:.1f} % | "
-            f"{_error(r, 'error_mean')} | {_error(r, 'error_final')} | {force} | {r['return_mean']:.1f} |"
+            f"{format_error(r, 'error_mean')} | {format_error(r, 'error_final')} | {force} | {r['return_mean']:.1f} |"
         )
     return "\n".join(lines)
 

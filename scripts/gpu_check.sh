@@ -13,7 +13,8 @@
 # training run on TendonTracking (tendon_tracking_ppo/: metrics.csv with wall time per
 # progress point, eval.json, curve.png, the checkpoint), the planning benchmark
 # (planning_gpu.json / .md: CR-Solver's IK, path-following and trajectory protocols)
-# and a short PPO run on SnakeToGoal-v0 (snake_to_goal_ppo/).
+# and short PPO runs on SnakeToGoal-v0 and InchwormCrawl-v0 (snake_to_goal_ppo/,
+# inchworm_crawl_ppo/).
 set -euo pipefail
 
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -44,3 +45,9 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (exit $?)" >>
     ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
     "logging.output_root=$OUT/runs" --run-id gpu-snake --export "$OUT/snake_to_goal_ppo" --quiet \
     2>&1 | tail -n 20 | tee "$OUT/train_snake.txt"
+
+# The same for the crawler of InchwormCrawl-v0 (stick-slip friction, Newton-corrected).
+"$PYTHON" -m sorogym train configs/ppo/inchworm_crawl.yaml ppo.num_envs=2048 ppo.batch_size=512 \
+    ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
+    "logging.output_root=$OUT/runs" --run-id gpu-inchworm --export "$OUT/inchworm_crawl_ppo" --quiet \
+    2>&1 | tail -n 20 | tee "$OUT/train_inchworm.txt"

@@ -1,8 +1,8 @@
 """Soft crawlers on the ground: the snake (``sorogym.robots.snake``, ``SnakeToGoal-v0``):
 friction thresholds on a slope in closed form through the env, slithering that comes from
 the friction's anisotropy, the expert's progress, and bad input; the crawler
-(``sorogym.robots.crawler``): its coordinates, and an inchworm stroke that moves it only on
-directional friction."""
+(``sorogym.robots.crawler``, ``InchwormCrawl-v0``): its coordinates and centre of mass, an
+inchworm stroke that moves it only on directional friction, and the env's expert."""
 
 import functools
 
@@ -132,3 +132,41 @@ def test_crawler_moves_by_its_stroke_only_on_directional_friction():
     assert directional[0] - start > 0.1 * body.length  # over 5 % of its length per second
     assert abs(isotropic[0] - start) < 0.2 * (directional[0] - start)
     assert abs(directional[1]) < 1e-6 and abs(isotropic[1]) < 1e-6
+
+
+def test_centre_of_mass_is_the_mass_weighted_backbone_mean():
+    """``centre_of_mass`` (the quadrature points weighted by their mass) is the mean of the
+    backbone over the reference arc length for a uniform rod (every cross-section carries
+    ``rho A`` per unit of reference length, stretched or not), here by Simpson's rule on
+    2001 points, for a bent and stretched crawler on a floating base."""
+    body = CrawlerBody()
+    model = crawler(body)
+    q = jnp.asarray(np.random.default_rng(0).uniform(-1.0, 1.0, model.num_dofs)).at[4::2].multiply(0.3)
+    s = jnp.linspace(0.0, body.length, 2001)
+    w = np.ones(2001)
+    w[1:-1:2], w[2:-1:2] = 4.0, 2.0
+    mean = jnp.asarray(w / w.sum()) @ model.backbone_positions(q, s)
+    np.testing.assert_allclose(np.asarray(model.centre_of_mass(q)), np.asarray(mean), atol=1e-9 * body.length)
+
+
+def test_inchworm_expert_turns_onto_the_command_and_crawls_along_it():
+    """``InchwormCrawl-v0``'s gait expert, from bodies up to 60 degrees off the commanded
+    heading: after 3 s every body is within 20 degrees of it, moving forward along it at
+    over 0.1 body lengths per second, while random actions make under half that progress."""
+    env = sorogym.make("InchwormCrawl-v0")
+    reset, step, act = jax.jit(jax.vmap(env.reset)), jax.jit(jax.vmap(env.step)), jax.jit(env.expert())
+    keys = jax.random.split(jax.random.PRNGKey(5), 8)
+
+    def run(policy):
+        state, speeds = reset(keys), []
+        for k in range(60):
+            state = step(state, policy(state, k))
+            speeds.append(np.asarray(state.metrics["speed"]))
+        return state, np.mean(speeds[20:], axis=0)
+
+    state, speed = run(lambda s, k: act(s)[0])
+    rand = lambda s, k: jax.random.uniform(jax.random.PRNGKey(k), (8, env.action_size), minval=-1.0, maxval=1.0)  # noqa: E731
+    _, random_speed = run(rand)
+    assert np.all(np.asarray(state.metrics["heading_error"]) < np.deg2rad(20.0))
+    assert np.all(speed > 0.1)
+    assert random_speed.mean() < 0.5 * speed.mean()

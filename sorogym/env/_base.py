@@ -105,6 +105,9 @@ class SoroEnv(Env, abc.ABC):
     #: ``None`` for a whole episode; a locomotor sets a short horizon, since its position
     #: error grows with the distance travelled under any integrator.
     accuracy_steps: ClassVar[int | None] = None
+    #: What :meth:`accuracy_point` measures (``"tip"`` or ``"centre_of_mass"``), recorded
+    #: in the accuracy check's result.
+    accuracy_point_name: ClassVar[str] = "tip"
     #: Observations are clipped to [-limit, limit] (the Gymnasium Box bounds).
     observation_limit: ClassVar[float] = 1e4
 
@@ -133,6 +136,8 @@ class SoroEnv(Env, abc.ABC):
                 raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
         if not (isinstance(config.num_substeps, int) and config.num_substeps >= 1):
             raise ValueError(f"num_substeps: must be an integer >= 1, got {config.num_substeps!r}")
+        if not (isinstance(config.line_load_iterations, int) and config.line_load_iterations >= 0):
+            raise ValueError(f"line_load_iterations: must be an integer >= 0, got {config.line_load_iterations!r}")
         check_randomization(config.randomization, cls.randomizable_fields)
         if config.integrator not in FIXED_STEP_SCHEMES:
             raise ValueError(f"integrator: unknown {config.integrator!r}; use one of {tuple(FIXED_STEP_SCHEMES)}")
@@ -255,7 +260,7 @@ class SoroEnv(Env, abc.ABC):
 
         scheme = FIXED_STEP_SCHEMES[self.config.integrator]
         load = self.line_load(model, ps)
-        extra = {} if load is None else {"line_load": load}
+        extra = {} if load is None else {"line_load": load, "line_load_iterations": self.config.line_load_iterations}
 
         def substep(y, _):
             return scheme(model, y, applied, h, **extra), None
@@ -295,6 +300,13 @@ class SoroEnv(Env, abc.ABC):
         accuracy checks compare (the frame at ``model.tip_abscissa``; an env whose tip lies
         elsewhere overrides this)."""
         return model.forward_kinematics(q, model.tip_abscissa)[:-1, -1]
+
+    def accuracy_point(self, model: SoftRobot, q: Array) -> Array:
+        """World position ``(3,)`` (``(2,)`` planar) [m] that the accuracy check compares
+        (:func:`~sorogym.env.integrator_accuracy`): :meth:`tip_position` by default; a
+        locomotor measures its centre of mass, whose path is the task, where its head's
+        error is dominated by fast shape changes that do not carry it anywhere."""
+        return self.tip_position(model, q)
 
     @property
     def robot_length(self) -> float:

@@ -31,6 +31,7 @@ class EpisodeConfig:
     num_substeps: int  # integrator steps per env step
     episode_length_s: float  # s
     integrator: str = "trapezoid_pc"  # see sorogym.env._base.INTEGRATORS
+    line_load_iterations: int = 0  # Newton corrections of a line load (friction) per substep
     divergence_bound: float = 1e3  # |q|, |qd| beyond which an episode ends as diverged
     randomization: tuple = ()  # ((field, low, high), ...) multiplicative, per reset
     dtype: str = "float32"

@@ -22,7 +22,6 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ._base import DynamicalTerms, SoftRobot
-from ._rod_ops import pointwise_matvec
 
 
 class LinePoints(NamedTuple):
@@ -107,6 +106,13 @@ class QuadratureRod(SoftRobot):
         """Poses at the arc lengths ``s_ps`` (``(p,)``): ``(p, 4, 4)`` or ``(p, 3, 3)``."""
         f = self._frames(q, jnp.zeros_like(q), s_ps, False)
         return jax.vmap(self.ops.pose_matrix, in_axes=(2, 1))(f.R, f.p)
+
+    def centre_of_mass(self, q: Float[Array, " n"]) -> Array:
+        """Position ``(k,)`` [m] (world frame) of the rod's centre of mass: its quadrature
+        points' positions weighted by their mass (``rho A`` times the Gauss weight)."""
+        f = self._quadrature_frames(q, jnp.zeros_like(q), False)
+        m = self._quad_length * self._quad_line_density
+        return (f.p @ m) / jnp.sum(m)
 
     def backbone_positions(self, q: Float[Array, " n"], s_ps) -> Array:
         """Backbone positions ``(p, k)`` [m] in the world frame at arc lengths ``s_ps``."""
@@ -226,38 +232,51 @@ class QuadratureRod(SoftRobot):
         f = self._quadrature_frames(q, qd, True)
         return DynamicalTerms(self._inertia_from(f), self._coriolis_from(f), self._gravity_from(f))
 
-    def _line_load_from(self, f, load: LineLoad) -> LineLoadTerms:
-        """Line-load terms from quadrature frames ``f`` (with velocities): the force per unit
-        length at each quadrature point, integrated by the rod's own rule, and its velocity
-        Jacobian from ``k`` forward-mode products (pointwise loads: one column per velocity
-        direction at every point at once)."""
+    def _line_load_at(self, f, load: LineLoad):
+        """``v -> LineLoadTerms``: the line load at generalized velocity ``v`` ``(n,)`` with
+        the quadrature frames ``f`` (positions, orientations, Jacobians) frozen; exact at
+        the velocity of ``f``. The force per unit length at each quadrature point is
+        integrated by the rod's own rule; its velocity Jacobian comes from ``k`` forward-mode
+        products (pointwise loads: one column per velocity direction at every point at
+        once). Cheap to call again: no kinematics, one ``(P, k, n)`` product and the load."""
         k = self.ops.pos_dim
         R = f.R  # (k, k, P)
         J_lin = f.J[-k:]  # (k, n, P) body-frame linear rows
-        v_world = pointwise_matvec(R, f.eta[-k:])[:, 0].T  # (P, k)
-        base = LinePoints(f.p.T, v_world, R[:, 0].T, self._quad_radius, self._quad_line_density)
-        forces, linear = jax.linearize(lambda v: load(base._replace(velocities=v)), v_world)
-        dfdv = jnp.stack([linear(jnp.broadcast_to(e, v_world.shape)) for e in jnp.eye(k, dtype=v_world.dtype)], -1)
-        C = -0.5 * (dfdv + jnp.swapaxes(dfdv, 1, 2))  # (P, k, k) world frame, per unit length
+        J_world = jnp.einsum("abp,bnp->pan", R, J_lin)  # (P, k, n)
         w = self._quad_length
-        f_body = jnp.einsum("abp,pa->bp", R, forces)  # R^T f, (k, P)
-        C_body = jnp.einsum("aip,pab,bjp->ijp", R, C, R)
-        tau = jnp.einsum("knp,kp->n", J_lin, w * f_body)
-        D = jnp.einsum("inp,ijp,jmp->nm", J_lin, w * C_body, J_lin)
-        return LineLoadTerms(tau, D)
+
+        def at(v):
+            v_world = J_world @ v  # (P, k)
+            base = LinePoints(f.p.T, v_world, R[:, 0].T, self._quad_radius, self._quad_line_density)
+            forces, linear = jax.linearize(lambda u: load(base._replace(velocities=u)), v_world)
+            dfdv = jnp.stack([linear(jnp.broadcast_to(e, v_world.shape)) for e in jnp.eye(k, dtype=v.dtype)], -1)
+            C = -0.5 * (dfdv + jnp.swapaxes(dfdv, 1, 2))  # (P, k, k) world frame, per unit length
+            tau = jnp.einsum("pkn,pk->n", J_world, w[:, None] * forces)
+            D = jnp.einsum("pin,pij,pjm->nm", J_world, w[:, None, None] * C, J_world)
+            return LineLoadTerms(tau, D)
+
+        return at
 
     def line_load_terms(self, q, qd, load: LineLoad) -> LineLoadTerms:
         """The generalized force ``(n,)`` of a force per unit length ``load`` along the
         backbone (:data:`LineLoad`, evaluated at the quadrature points and integrated with
         the rod's Gauss rule: ``sum_p w_p J_v(s_p)^T f_p``) and its velocity stiffness
         ``(n, n)`` (:class:`LineLoadTerms`)."""
-        return self._line_load_from(self._quadrature_frames(q, qd, True), load)
+        return self._line_load_at(self._quadrature_frames(q, qd, True), load)(qd)
 
     def inertia_bias_and_line_load(self, q, qd, load: LineLoad) -> tuple[Array, Array, LineLoadTerms]:
         """``(M, C qd + G, line_load_terms(q, qd, load))`` from one pass over the
         quadrature points: what a linearly implicit step needs."""
+        M, bias, load_at = self.inertia_bias_and_line_load_map(q, qd, load)
+        return M, bias, load_at(qd)
+
+    def inertia_bias_and_line_load_map(self, q, qd, load: LineLoad):
+        """``(M, C qd + G, load_at)`` from one pass over the quadrature points, with
+        ``load_at(v) -> LineLoadTerms`` the line load at any generalized velocity ``v`` on
+        the frozen configuration ``q`` (no further kinematics): what an implicit solve of
+        the load over a step iterates on."""
         f = self._quadrature_frames(q, qd, True)
-        return self._inertia_from(f), self._bias_from(f), self._line_load_from(f, load)
+        return self._inertia_from(f), self._bias_from(f), self._line_load_at(f, load)
 
     def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
         """``(M, C qd + G)`` from one pass over the quadrature points (the bias as one

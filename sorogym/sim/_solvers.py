@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import diffrax
+import jax
 from jaxtyping import Array
 
 from ..models import SoftRobot
@@ -47,69 +48,91 @@ def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> A
     return model.pack_state(model.retract(q, h * qd_new), qd_new)
 
 
-def _trapezoid_update(model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h, load_damping=None) -> Array:
-    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``;
-    ``load_damping`` ``(n, n)``, the velocity stiffness of a line load inside ``F``, is
-    taken implicitly (linearly implicit Euler on that force: ``W += h D_load``)."""
+def _trapezoid_update(
+    model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h, load_at=None, load_iterations: int = 0
+) -> Array:
+    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``.
+
+    ``load_at`` (``v -> LineLoadTerms``, the line load on the frozen configuration) adds a
+    line load taken implicitly in the velocity: the first solve linearises it at ``v``
+    (linearly implicit Euler, ``W += h D_load``); each of ``load_iterations`` further
+    Newton steps re-evaluates it at the new velocity ``v + dv`` (no kinematics) and
+    corrects ``dv``, converging to backward Euler on the load. Regularised friction is
+    strongly nonlinear where it sticks or reverses, and there one linearisation overshoots.
+    """
     if not model.elastic_is_affine:
         raise TypeError(
             f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))"
         )
     S, D = model.stiffness_matrix(), model.damping_matrix()
     W = M + (0.5 * h) * D + (0.25 * h * h) * S
-    if load_damping is not None:
-        W = W + h * load_damping
     # K is affine with Jacobian S, so K(retract(q, h v / 2)) is the trapezoidal average of K
     rhs = F - model.elastic_force(model.retract(q, (0.5 * h) * v)) - model.damping_force(v)
-    dv = h * spd_solve(W, rhs)
+    if load_at is None:
+        dv = h * spd_solve(W, rhs)
+    else:
+        load = load_at(v)
+        dv = h * spd_solve(W + h * load.damping, rhs + load.force)
+        for _ in range(load_iterations):
+            load = load_at(v + dv)
+            residual = W @ dv - h * (rhs + load.force)
+            dv = dv - spd_solve(W + h * load.damping, residual)
     # two retractions, h v then h dv / 2: on vector spaces exactly the former (q + h v) + h dv / 2,
     # so the serial models step bit-identically to the code before the state contract
     return model.pack_state(model.retract(model.retract(q, h * v), (0.5 * h) * dv), v + dv)
 
 
 def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce, line_load=None):
-    """``(M, F, D_load)``: mass, nonlinear force (line load included) and the line load's
-    velocity stiffness (``None`` without a line load)."""
+    """``(M, F, load_at)``: mass, nonlinear force without the line load, and the line load
+    on the frozen configuration as a function of velocity (``None`` without one)."""
     if line_load is None:
         M, cor, grav = model.dynamical_terms(q, v)
         return M, applied_force(q, v) - cor - grav, None
-    M, bias, load = model.inertia_bias_and_line_load(q, v, line_load)
-    return M, applied_force(q, v) - bias + load.force, load.damping
+    M, bias, load_at = model.inertia_bias_and_line_load_map(q, v, line_load)
+    return M, applied_force(q, v) - bias, load_at
 
 
-def linear_trapezoid_step(model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None) -> Array:
+def linear_trapezoid_step(
+    model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None, line_load_iterations: int = 0
+) -> Array:
     """One step of size ``h`` [s] of the linearly implicit trapezoidal scheme (module
     docstring) from ``y = [q, qd]``, with the applied force evaluated once, at ``y``.
 
     ``line_load``: an optional force per unit length along a rod's backbone
     (:data:`sorogym.models.LineLoad`: ground friction, resistive-force fluids), integrated
-    on the rod's quadrature points in the same kinematics pass as ``M`` and taken linearly
-    implicitly: its velocity stiffness enters the iteration matrix, so stiff regularised
-    friction (``mu f_n / eps`` per unit length) does not limit the step."""
+    on the rod's quadrature points in the same kinematics pass as ``M`` and taken
+    implicitly in the velocity: linearised once (its velocity stiffness enters the
+    iteration matrix, so stiff regularised friction, ``mu f_n / eps`` per unit length, does
+    not limit the step), then ``line_load_iterations`` Newton corrections at the new
+    velocity on the frozen configuration (backward Euler on the load: accurate through
+    stick-slip, where one linearisation overshoots)."""
     q, v = model.split_state(y)
-    M, F, load_damping = _mass_and_force(model, q, v, applied_force, line_load)
-    return _trapezoid_update(model, q, v, M, F, h, load_damping)
-
-
-def _average(a, b):
-    return None if a is None else 0.5 * (a + b)
+    M, F, load_at = _mass_and_force(model, q, v, applied_force, line_load)
+    return _trapezoid_update(model, q, v, M, F, h, load_at, line_load_iterations)
 
 
 def trapezoid_predictor_corrector_step(
-    model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None
+    model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None, line_load_iterations: int = 0
 ) -> Array:
     """Second-order variant of :func:`linear_trapezoid_step` for state-dependent inputs.
 
     A trapezoidal predictor step gives ``y1``; the corrector repeats the step with the mass
     matrix and the nonlinear forces (``applied_force`` included, e.g. contact) averaged
     between ``y`` and ``y1`` (Heun's method on the nonlinear part, the trapezoidal rule on
-    the linear stiff part): two evaluations of ``(M, C qd, G)`` per step.
+    the linear stiff part): two evaluations of ``(M, C qd, G)`` per step. A line load is
+    taken implicitly in both solves, on the configuration of ``y`` and then of ``y1``
+    (``line_load_iterations`` as in :func:`linear_trapezoid_step`).
     """
     q, v = model.split_state(y)
-    M0, F0, D0 = _mass_and_force(model, q, v, applied_force, line_load)
-    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h, D0))
-    M1, F1, D1 = _mass_and_force(model, q1, v1, applied_force, line_load)
-    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h, _average(D0, D1))
+    M0, F0, L0 = _mass_and_force(model, q, v, applied_force, line_load)
+    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h, L0, line_load_iterations))
+    M1, F1, L1 = _mass_and_force(model, q1, v1, applied_force, line_load)
+    L = None if L0 is None else (lambda u: jax.tree.map(_average, L0(u), L1(u)))
+    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h, L, line_load_iterations)
+
+
+def _average(a, b):
+    return 0.5 * (a + b)
 
 
 #: The fixed-step schemes an environment may run (``config.integrator``), each
