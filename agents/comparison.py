@@ -29,6 +29,8 @@ def format_error(row: dict, key: str = "error_mean") -> str:
 EXTRA_METRICS = {
     "PoseTracking-v0": ("orientation_error",),
     "SnakeToGoal-v0": ("speed", "power"),
+    "SwimmerToGoal-v0": ("speed", "power"),
+    "SnakeOnSlope-v0": ("speed", "power"),
     "InchwormCrawl-v0": ("speed", "lateral_speed", "power"),
 }
 

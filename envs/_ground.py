@@ -41,8 +41,9 @@ class GroundConfig(EpisodeConfig):
 
 class GroundLocomotor(SoroEnv):
     """Base of the envs of a soft body crawling on the ground (``config``: a
-    :class:`GroundConfig`). The task state of an episode has a ``friction`` field
-    ``(3,)``, the coefficients of that episode.
+    :class:`GroundConfig`). The task state of an episode has a ``resistance`` field, that
+    episode's coefficients of the medium's resistance (:meth:`resistance_coefficients`
+    times a factor in ``friction_range``): the ground's friction here.
 
     The accuracy check follows the centre of mass over 1 s (20 control steps): the body's
     displacement, which is the task, over a short horizon, since any integrator's position
@@ -72,9 +73,14 @@ class GroundLocomotor(SoroEnv):
         )
         return self.body
 
+    def resistance_coefficients(self) -> tuple[float, ...]:
+        """The nominal coefficients of the medium: ``config.friction`` (forward, backward,
+        lateral) on the ground."""
+        return self.config.friction
+
     def line_load(self, model, ps):
         """Ground friction along the body with this episode's coefficients."""
-        return GroundFriction(ps.task.friction, self.config.slip_velocity, self.normal_gravity, dtype=self.dtype)
+        return GroundFriction(ps.task.resistance, self.config.slip_velocity, self.normal_gravity, dtype=self.dtype)
 
     def lagged(self, u, target):
         """The actuators' forces after one control period of their first-order lag towards
@@ -88,12 +94,11 @@ class GroundLocomotor(SoroEnv):
         tail = -0.5 * model.total_length * jnp.stack([jnp.cos(heading), jnp.sin(heading)])
         return jnp.zeros(model.num_dofs, self.dtype).at[0].set(heading).at[1:3].set(tail)
 
-    def episode_friction(self, key):
-        """The episode's coefficients ``(3,)``: the config's times one factor drawn in
-        ``friction_range``."""
-        c = self.config
-        factor = jax.random.uniform(key, (), self.dtype, *c.friction_range)
-        return factor * jnp.asarray(c.friction, self.dtype)
+    def episode_resistance(self, key):
+        """The episode's coefficients: :meth:`resistance_coefficients` times one factor
+        drawn in ``friction_range``."""
+        factor = jax.random.uniform(key, (), self.dtype, *self.config.friction_range)
+        return factor * jnp.asarray(self.resistance_coefficients(), self.dtype)
 
     def accuracy_point(self, model, q):
         """The centre of mass ``(2,)`` [m] in the ground plane."""

@@ -103,7 +103,7 @@ class HeadingTask:
     """Task state: the commanded heading and this episode's friction coefficients."""
 
     heading: jax.Array  # () [rad], world frame
-    friction: jax.Array  # (3,) forward, backward, lateral
+    resistance: jax.Array  # (3,) friction coefficients: forward, backward, lateral
 
 
 @register
@@ -152,7 +152,7 @@ class InchwormCrawl(GroundLocomotor):
         half = np.deg2rad(c.initial_heading_error_deg)
         psi = command + jax.random.uniform(k_err, (), self.dtype, -half, half)
         q0 = self.straight_body(model, psi)
-        task = HeadingTask(heading=command, friction=self.episode_friction(k_friction))
+        task = HeadingTask(heading=command, resistance=self.episode_resistance(k_friction))
         zeros = jnp.zeros(model.num_dofs, self.dtype)
         return task, q0, zeros, jnp.zeros(model.num_actuators, self.dtype)
 

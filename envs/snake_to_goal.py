@@ -12,7 +12,9 @@ is what turns undulation into thrust.
 
 Terrain: level ground by default; ``slope_deg`` tilts it (uphill direction ``uphill_deg``
 from world +x): the in-plane part of gravity pulls the snake downhill and the normal part
-sets the friction (:func:`sorogym.robots.slope_gravity`).
+sets the friction (:func:`sorogym.robots.slope_gravity`; ``SnakeOnSlope-v0``).
+``medium = "liquid"`` replaces the ground by a viscous liquid, resistive-force drag with
+the coefficients ``drag`` (``SwimmerToGoal-v0``).
 
 * **Action** ``(6,)`` in [-1, 1]: each segment's commanded curvature ``a max_curvature``
   (12 1/m), as the generalized force ``E I L k_cmd`` that would hold the segment at that
@@ -48,6 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from sorogym.contact import LineDrag, ResistiveForceTheory
 from sorogym.env import Expert, StepOutputs, register
 from sorogym.models import PlanarPCS
 from sorogym.robots import SnakeBody, slope_gravity, snake
@@ -55,6 +58,7 @@ from sorogym.robots import SnakeBody, slope_gravity, snake
 from ._ground import GroundConfig, GroundLocomotor, body_frame, top_view, wrap_angle
 
 CLOCK_HZ = 1.2  # Hz, the observation clock
+MEDIA = ("ground", "liquid")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +77,10 @@ class RewardConfig:
 class Config(GroundConfig):
     # Robot (body and ground: GroundConfig's defaults, six 60 mm segments on (0.1, 0.2, 0.6))
     max_curvature: float = 12.0  # 1/m, |action| = 1
-    # Terrain
+    # Medium: "ground" (friction, on level ground or a slope) or "liquid" (resistive-force
+    # drag: SwimmerToGoal-v0); friction_range scales the medium's coefficients per episode
+    medium: str = "ground"
+    drag: tuple[float, float] = (1.0, 2.0)  # N s/m^2, tangential and normal (in a liquid)
     slope_deg: float = 0.0
     uphill_deg: float = 0.0
     # Task
@@ -95,10 +102,10 @@ def default_config() -> Config:
 
 @struct.dataclass
 class SnakeTask:
-    """Task state: the goal (world frame) and this episode's friction coefficients."""
+    """Task state: the goal (world frame) and this episode's coefficients of the medium."""
 
     goal: jax.Array  # (2,) [m]
-    friction: jax.Array  # (3,) forward, backward, lateral
+    resistance: jax.Array  # (3,) friction (forward, backward, lateral) or (2,) drag (c_t, c_n)
 
 
 @register
@@ -115,19 +122,47 @@ class SnakeToGoal(GroundLocomotor):
         d0, d1 = config.goal_distance
         if not (0.0 < d0 <= d1):
             raise ValueError(f"goal_distance: expected 0 < low <= high, got {config.goal_distance}")
+        if config.medium not in MEDIA:
+            raise ValueError(f"medium: unknown {config.medium!r}; use one of {MEDIA}")
+        if config.medium == "liquid":
+            ResistiveForceTheory(*config.drag)  # validates the coefficients
+            if config.slope_deg != 0.0:
+                raise ValueError(f"slope_deg: a swimmer's liquid layer is level, got {config.slope_deg}")
         in_plane, self.normal_gravity = slope_gravity(config.slope_deg, config.uphill_deg)
         return snake(body, gravity=in_plane, dtype=self.dtype)
 
     @property
     def observation_dim(self) -> int:
         N = self.config.num_segments
-        return 3 + 2 * N + 3 + N + 2
+        return 3 + 2 * N + 3 + N + 2 + self.terrain_observation_dim
+
+    #: size of :meth:`terrain_observation` (none on level ground)
+    terrain_observation_dim = 0
+
+    def terrain_observation(self, R):
+        """What the snake senses of the terrain, given the rotation ``R`` ``(2, 2)`` from
+        its heading frame to the world: nothing here (``SnakeOnSlope-v0`` adds the uphill
+        direction)."""
+        return jnp.zeros((0,), R.dtype)
 
     @property
     def action_dim(self) -> int:
         return self.config.num_segments
 
     # -- physics hooks ------------------------------------------------------------------------
+
+    def resistance_coefficients(self):
+        """The ground's friction coefficients, or the liquid's drag ``(c_t, c_n)``."""
+        c = self.config
+        return c.drag if c.medium == "liquid" else c.friction
+
+    def line_load(self, model, ps):
+        """Ground friction, or resistive-force drag in a liquid, with this episode's
+        coefficients."""
+        if self.config.medium == "liquid":
+            c_t, c_n = ps.task.resistance[0], ps.task.resistance[1]
+            return LineDrag(ResistiveForceTheory(c_t, c_n, dtype=self.dtype))
+        return super().line_load(model, ps)
 
     def _curvature_stiffness(self, model):
         return jnp.diag(model.stiffness_matrix())[3:]
@@ -150,7 +185,7 @@ class SnakeToGoal(GroundLocomotor):
         half = np.deg2rad(c.goal_bearing_deg)
         bearing = psi + jax.random.uniform(k_bearing, (), self.dtype, -half, half)
         goal = 0.5 * L * heading + dist * jnp.stack([jnp.cos(bearing), jnp.sin(bearing)])
-        task = SnakeTask(goal=goal, friction=self.episode_friction(k_friction))
+        task = SnakeTask(goal=goal, resistance=self.episode_resistance(k_friction))
         zeros = jnp.zeros(model.num_dofs, self.dtype)
         return task, q0, zeros, jnp.zeros(model.num_actuators, self.dtype)
 
@@ -173,6 +208,7 @@ class SnakeToGoal(GroundLocomotor):
                 jnp.concatenate([twist[:1], R.T @ twist[1:]]),
                 actions,
                 jnp.stack([jnp.sin(phase), jnp.cos(phase)]),
+                self.terrain_observation(R),
             ]
         )
         success = (d < c.success_radius).astype(d.dtype)

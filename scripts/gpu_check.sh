@@ -13,8 +13,8 @@
 # training run on TendonTracking (tendon_tracking_ppo/: metrics.csv with wall time per
 # progress point, eval.json, curve.png, the checkpoint), the planning benchmark
 # (planning_gpu.json / .md: CR-Solver's IK, path-following and trajectory protocols)
-# and short PPO runs on SnakeToGoal-v0 and InchwormCrawl-v0 (snake_to_goal_ppo/,
-# inchworm_crawl_ppo/).
+# and short PPO runs on the locomotion envs (snake_to_goal_ppo/, inchworm_crawl_ppo/,
+# swimmer_to_goal_ppo/).
 set -euo pipefail
 
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -39,15 +39,11 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (exit $?)" >>
     "logging.output_root=$OUT/runs" --run-id gpu-ppo --export "$OUT/tendon_tracking_ppo" --quiet \
     2>&1 | tail -n 20 | tee "$OUT/train_ppo.txt"
 
-# A short PPO run on the locomotion env SnakeToGoal-v0 (a soft snake on the ground) with
-# many parallel envs: the speed of its friction line loads at scale.
-"$PYTHON" -m sorogym train configs/ppo/snake_to_goal.yaml ppo.num_envs=2048 ppo.batch_size=512 \
-    ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
-    "logging.output_root=$OUT/runs" --run-id gpu-snake --export "$OUT/snake_to_goal_ppo" --quiet \
-    2>&1 | tail -n 20 | tee "$OUT/train_snake.txt"
-
-# The same for the crawler of InchwormCrawl-v0 (stick-slip friction, Newton-corrected).
-"$PYTHON" -m sorogym train configs/ppo/inchworm_crawl.yaml ppo.num_envs=2048 ppo.batch_size=512 \
-    ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
-    "logging.output_root=$OUT/runs" --run-id gpu-inchworm --export "$OUT/inchworm_crawl_ppo" --quiet \
-    2>&1 | tail -n 20 | tee "$OUT/train_inchworm.txt"
+# Short PPO runs on the locomotion envs with many parallel envs: the speed of their line loads
+# (ground friction, Newton-corrected stick-slip, resistive-force drag) at scale.
+for task in snake_to_goal inchworm_crawl swimmer_to_goal; do
+    "$PYTHON" -m sorogym train "configs/ppo/$task.yaml" ppo.num_envs=2048 ppo.batch_size=512 \
+        ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
+        "logging.output_root=$OUT/runs" --run-id "gpu-$task" --export "$OUT/${task}_ppo" --quiet \
+        2>&1 | tail -n 20 | tee "$OUT/train_$task.txt"
+done

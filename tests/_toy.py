@@ -28,6 +28,8 @@ class _ToyConfig:
     episode_length_s: float = 1.0
     divergence_bound: float = 1e3
     integrator: str = "trapezoid"
+    theta: float = 0.5
+    line_load_iterations: int = 0
     randomization: tuple = ()
     reward: _ToyReward = _ToyReward()
     dtype: str = "float32"

@@ -151,6 +151,10 @@ def test_bad_configuration_fails_at_construction(name):
         sorogym.make(name, num_substeps=0)
     with pytest.raises(ValueError, match="integrator"):
         sorogym.make(name, integrator="rk99")
+    with pytest.raises(ValueError, match="theta"):
+        sorogym.make(name, theta=0.3)
+    with pytest.raises(ValueError, match="line_load_iterations"):
+        sorogym.make(name, line_load_iterations=-1)
     with pytest.raises(ValueError, match="no_such_key"):
         sorogym.make(name, no_such_key=1.0)
     with pytest.raises(ValueError, match="randomization"):

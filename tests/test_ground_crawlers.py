@@ -1,6 +1,7 @@
 """Soft crawlers on the ground: the snake (``sorogym.robots.snake``, ``SnakeToGoal-v0``):
 friction thresholds on a slope in closed form through the env, slithering that comes from
-the friction's anisotropy, the expert's progress, and bad input; the crawler
+the friction's anisotropy, the expert's progress, swimming (``SwimmerToGoal-v0``) that
+comes from the drag's anisotropy, and bad input; the crawler
 (``sorogym.robots.crawler``, ``InchwormCrawl-v0``): its coordinates and centre of mass, an
 inchworm stroke that moves it only on directional friction, and the env's expert."""
 
@@ -82,6 +83,26 @@ def test_slithering_comes_from_anisotropic_friction():
     assert abs(isotropic.mean()) < 0.2 * anisotropic.mean()
 
 
+def test_swimming_comes_from_anisotropic_drag():
+    """``SwimmerToGoal-v0``: the expert's gait moves the snake towards its goal in a liquid
+    whose drag across the body is twice that along it; with isotropic drag (resistive-force
+    theory with ``c_n = c_t``: a body that cannot push off sideways) the same gait makes
+    less than a quarter of the progress (an eighth measured)."""
+
+    def progress(drag):
+        env = sorogym.make("SwimmerToGoal-v0", friction_range=(1.0, 1.0), drag=drag)
+        reset, step, act = jax.jit(jax.vmap(env.reset)), jax.jit(jax.vmap(env.step)), jax.jit(env.expert())
+        state = reset(jax.random.split(jax.random.PRNGKey(3), 4))
+        d0 = np.asarray(state.metrics["goal_distance"])
+        for _ in range(40):
+            state = step(state, act(state)[0])
+        return d0 - np.asarray(state.metrics["goal_distance"])
+
+    anisotropic, isotropic = progress((1.0, 2.0)), progress((1.5, 1.5))
+    assert anisotropic.mean() > 0.04  # m in 2 s (0.055 measured: 0.08 body lengths per second)
+    assert abs(isotropic.mean()) < 0.25 * anisotropic.mean()  # (0.007 measured)
+
+
 def test_snake_model_and_slope_reject_bad_input():
     with pytest.raises(ValueError, match="num_segments"):
         snake(SnakeBody(num_segments=0))
@@ -96,6 +117,12 @@ def test_snake_model_and_slope_reject_bad_input():
         sorogym.make("SnakeToGoal-v0", friction_range=(1.2, 0.8))
     with pytest.raises(ValueError, match="friction"):
         sorogym.make("SnakeToGoal-v0", friction=(0.1, -0.2, 0.6))
+    with pytest.raises(ValueError, match="medium"):
+        sorogym.make("SnakeToGoal-v0", medium="sand")
+    with pytest.raises(ValueError, match="tangential"):
+        sorogym.make("SwimmerToGoal-v0", drag=(-1.0, 2.0))
+    with pytest.raises(ValueError, match="slope_deg"):
+        sorogym.make("SwimmerToGoal-v0", slope_deg=5.0)
 
 
 def test_crawler_moves_by_its_stroke_only_on_directional_friction():

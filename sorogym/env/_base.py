@@ -136,6 +136,8 @@ class SoroEnv(Env, abc.ABC):
                 raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
         if not (isinstance(config.num_substeps, int) and config.num_substeps >= 1):
             raise ValueError(f"num_substeps: must be an integer >= 1, got {config.num_substeps!r}")
+        if not (isinstance(config.theta, (int, float)) and 0.5 <= config.theta <= 1.0):
+            raise ValueError(f"theta: must lie in [0.5, 1] (0.5: trapezoidal; 1: backward Euler), got {config.theta!r}")
         if not (isinstance(config.line_load_iterations, int) and config.line_load_iterations >= 0):
             raise ValueError(f"line_load_iterations: must be an integer >= 0, got {config.line_load_iterations!r}")
         check_randomization(config.randomization, cls.randomizable_fields)
@@ -260,7 +262,9 @@ class SoroEnv(Env, abc.ABC):
 
         scheme = FIXED_STEP_SCHEMES[self.config.integrator]
         load = self.line_load(model, ps)
-        extra = {} if load is None else {"line_load": load, "line_load_iterations": self.config.line_load_iterations}
+        extra = {"theta": self.config.theta}
+        if load is not None:
+            extra.update(line_load=load, line_load_iterations=self.config.line_load_iterations)
 
         def substep(y, _):
             return scheme(model, y, applied, h, **extra), None

@@ -32,6 +32,7 @@ class EpisodeConfig:
     episode_length_s: float  # s
     integrator: str = "trapezoid_pc"  # see sorogym.env._base.INTEGRATORS
     line_load_iterations: int = 0  # Newton corrections of a line load (friction) per substep
+    theta: float = 0.5  # stiff linear forces at theta of the step: 0.5 trapezoidal, up to 1 (damps unresolved modes)
     divergence_bound: float = 1e3  # |q|, |qd| beyond which an episode ends as diverged
     randomization: tuple = ()  # ((field, low, high), ...) multiplicative, per reset
     dtype: str = "float32"

@@ -14,10 +14,15 @@ a floating base stays on SE(3) without projection.
   those stiff terms are integrated by the trapezoidal rule (A-stable, second order on this
   linear part, no numerical damping), the remaining forces ``F = A u + tau_ext - C qd - G``
   explicitly, and ``M`` is frozen over the step, so the scheme is first order overall with a
-  small error constant when the linear stiff forces dominate. One step costs one evaluation of ``(M, C qd, G)`` and one
-  Cholesky solve of ``W = M + h/2 D + h^2/4 S``::
+  small error constant when the linear stiff forces dominate. One step costs one evaluation
+  of ``(M, C qd, G)`` and one Cholesky solve of ``W = M + h/2 D + h^2/4 S``::
 
       dv = h W^-1 (F - S q - D v - h/2 S v),   v+ = v + dv,   q+ = retract(retract(q, h v), h/2 dv).
+
+  With ``theta`` in (1/2, 1] in place of the 1/2s (``W = M + theta h D + theta^2 h^2 S``,
+  ``K`` at ``retract(q, theta h v)``, ``q+ = retract(retract(q, h v), theta h dv)``), the
+  same update is the theta-method on the linear part: L-stable at 1, damping the stiff
+  modes a step does not resolve, first order in them.
 """
 
 from __future__ import annotations
@@ -49,9 +54,10 @@ def semi_implicit_euler_step(model: SoftRobot, t, y: Array, args: tuple, h) -> A
 
 
 def _trapezoid_update(
-    model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h, load_at=None, load_iterations: int = 0
+    model: SoftRobot, q: Array, v: Array, M: Array, F: Array, h, load_at=None, load_iterations: int = 0, theta=0.5
 ) -> Array:
-    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``.
+    """``[q+, v+]`` of the trapezoidal update with mass ``M`` and nonlinear force ``F``
+    (the theta-method on the linear stiff forces, ``theta = 0.5`` the trapezoidal rule).
 
     ``load_at`` (``v -> LineLoadTerms``, the line load on the frozen configuration) adds a
     line load taken implicitly in the velocity: the first solve linearises it at ``v``
@@ -65,9 +71,10 @@ def _trapezoid_update(
             f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))"
         )
     S, D = model.stiffness_matrix(), model.damping_matrix()
-    W = M + (0.5 * h) * D + (0.25 * h * h) * S
-    # K is affine with Jacobian S, so K(retract(q, h v / 2)) is the trapezoidal average of K
-    rhs = F - model.elastic_force(model.retract(q, (0.5 * h) * v)) - model.damping_force(v)
+    W = M + (theta * h) * D + (theta * theta * h * h) * S
+    # K is affine with Jacobian S, so K(retract(q, theta h v)) + theta^2 h^2 S dv / h is K at
+    # the theta-point of the step (its trapezoidal average for theta = 1/2)
+    rhs = F - model.elastic_force(model.retract(q, (theta * h) * v)) - model.damping_force(v)
     if load_at is None:
         dv = h * spd_solve(W, rhs)
     else:
@@ -77,9 +84,9 @@ def _trapezoid_update(
             load = load_at(v + dv)
             residual = W @ dv - h * (rhs + load.force)
             dv = dv - spd_solve(W + h * load.damping, residual)
-    # two retractions, h v then h dv / 2: on vector spaces exactly the former (q + h v) + h dv / 2,
-    # so the serial models step bit-identically to the code before the state contract
-    return model.pack_state(model.retract(model.retract(q, h * v), (0.5 * h) * dv), v + dv)
+    # two retractions, h v then theta h dv: on vector spaces exactly the former (q + h v) + h dv / 2
+    # for theta = 1/2, so the serial models step bit-identically to the code before the state contract
+    return model.pack_state(model.retract(model.retract(q, h * v), (theta * h) * dv), v + dv)
 
 
 def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce, line_load=None):
@@ -93,7 +100,13 @@ def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: Applied
 
 
 def linear_trapezoid_step(
-    model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None, line_load_iterations: int = 0
+    model: SoftRobot,
+    y: Array,
+    applied_force: AppliedForce,
+    h,
+    line_load=None,
+    line_load_iterations: int = 0,
+    theta: float = 0.5,
 ) -> Array:
     """One step of size ``h`` [s] of the linearly implicit trapezoidal scheme (module
     docstring) from ``y = [q, qd]``, with the applied force evaluated once, at ``y``.
@@ -105,14 +118,28 @@ def linear_trapezoid_step(
     iteration matrix, so stiff regularised friction, ``mu f_n / eps`` per unit length, does
     not limit the step), then ``line_load_iterations`` Newton corrections at the new
     velocity on the frozen configuration (backward Euler on the load: accurate through
-    stick-slip, where one linearisation overshoots)."""
+    stick-slip, where one linearisation overshoots).
+
+    ``theta`` in [1/2, 1]: the weight of the step's end in the elastic and damping forces
+    (module docstring). 1/2 is the trapezoidal rule: second order, no numerical damping, but
+    a stiff mode the step does not resolve keeps ringing at the step's Nyquist frequency
+    (amplification near -1). Above 1/2 such modes decay (at 1, backward Euler, at once)
+    and the scheme is first order in the linear forces; on a free body whose fast internal
+    modes are not damped by its surroundings (a swimmer), that ringing drives a spurious
+    drift of the whole body that a little numerical damping removes."""
     q, v = model.split_state(y)
     M, F, load_at = _mass_and_force(model, q, v, applied_force, line_load)
-    return _trapezoid_update(model, q, v, M, F, h, load_at, line_load_iterations)
+    return _trapezoid_update(model, q, v, M, F, h, load_at, line_load_iterations, theta)
 
 
 def trapezoid_predictor_corrector_step(
-    model: SoftRobot, y: Array, applied_force: AppliedForce, h, line_load=None, line_load_iterations: int = 0
+    model: SoftRobot,
+    y: Array,
+    applied_force: AppliedForce,
+    h,
+    line_load=None,
+    line_load_iterations: int = 0,
+    theta: float = 0.5,
 ) -> Array:
     """Second-order variant of :func:`linear_trapezoid_step` for state-dependent inputs.
 
@@ -121,14 +148,14 @@ def trapezoid_predictor_corrector_step(
     between ``y`` and ``y1`` (Heun's method on the nonlinear part, the trapezoidal rule on
     the linear stiff part): two evaluations of ``(M, C qd, G)`` per step. A line load is
     taken implicitly in both solves, on the configuration of ``y`` and then of ``y1``
-    (``line_load_iterations`` as in :func:`linear_trapezoid_step`).
+    (``line_load_iterations`` and ``theta`` as in :func:`linear_trapezoid_step`).
     """
     q, v = model.split_state(y)
     M0, F0, L0 = _mass_and_force(model, q, v, applied_force, line_load)
-    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h, L0, line_load_iterations))
+    q1, v1 = model.split_state(_trapezoid_update(model, q, v, M0, F0, h, L0, line_load_iterations, theta))
     M1, F1, L1 = _mass_and_force(model, q1, v1, applied_force, line_load)
     L = None if L0 is None else (lambda u: jax.tree.map(_average, L0(u), L1(u)))
-    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h, L, line_load_iterations)
+    return _trapezoid_update(model, q, v, 0.5 * (M0 + M1), 0.5 * (F0 + F1), h, L, line_load_iterations, theta)
 
 
 def _average(a, b):
