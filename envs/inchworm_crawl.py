@@ -8,7 +8,8 @@ base, seen from above; every segment bends and stretches, ``q = [theta, x, y, k_
 strain). Its skin slides forward easily and grips backwards and sideways, as setae do:
 friction ``(forward, backward, lateral)`` = ``(0.1, 0.8, 0.8)`` of the weight, regularised
 over 10 mm/s (:class:`sorogym.contact.GroundFriction`, stepped implicitly with one Newton
-correction per substep at the new velocity: ``line_load_iterations = 1``). Contracting
+correction per substep at the new velocity: ``line_load_iterations = 1``; the elastic and
+damping forces at ``theta = 0.75`` of each substep). Contracting
 pulls the tail forward while the head grips; extending pushes the head forward while the
 tail grips: the inchworm's stroke, seen from above (the model does not lift its segments).
 
@@ -83,12 +84,14 @@ class Config(GroundConfig):
     # Task
     initial_heading_error_deg: float = 60.0
     success_angle_deg: float = 20.0
-    # Timing and integration: 12 substeps with one Newton correction of the friction keep the
-    # centre of mass within 0.2-0.7 % of the body length of the float64 reference over 1 s of
-    # random actions (seeds 0-2; 8 substeps: 0.4-1.1 %; without the correction 3.1-3.8 %)
+    # Timing and integration: 8 substeps with one Newton correction of the friction and theta
+    # 0.75 keep the centre of mass within 0.15-0.27 % of the body length of the float64
+    # reference over 1 s of random actions (seeds 0-5; theta 0.5: 0.4-1.1 %, 0.2-0.7 % at 12
+    # substeps; without the correction 3.1-3.8 %)
     control_dt: float = 0.05
-    num_substeps: int = 12
+    num_substeps: int = 8
     line_load_iterations: int = 1
+    theta: float = 0.75
     episode_length_s: float = 10.0
     integrator: str = "trapezoid"
     reward: RewardConfig = RewardConfig()
