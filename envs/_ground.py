@@ -22,8 +22,15 @@ G = 9.81  # m/s^2
 
 @dataclasses.dataclass(frozen=True)
 class GroundConfig(EpisodeConfig):
-    """Body and ground fields of a locomotion env's ``Config`` (each env sets its own
-    defaults and adds its task's fields)."""
+    """Body, ground and timing fields of a locomotion env's ``Config`` (each env sets its
+    own defaults and adds its task's fields)."""
+
+    # Timing: 20 Hz control, 10 s episodes, 8 linearly implicit substeps (each env states
+    # its measured accuracy; theta and line_load_iterations as EpisodeConfig's unless set)
+    control_dt: float = 0.05
+    num_substeps: int = 8
+    episode_length_s: float = 10.0
+    integrator: str = "trapezoid"
 
     # Body: N equal segments of a uniform silicone rod
     num_segments: int = 6

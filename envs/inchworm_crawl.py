@@ -84,16 +84,12 @@ class Config(GroundConfig):
     # Task
     initial_heading_error_deg: float = 60.0
     success_angle_deg: float = 20.0
-    # Timing and integration: 8 substeps with one Newton correction of the friction and theta
+    # Integration (GroundConfig's 8 substeps): one Newton correction of the friction and theta
     # 0.75 keep the centre of mass within 0.15-0.27 % of the body length of the float64
     # reference over 1 s of random actions (seeds 0-5; theta 0.5: 0.4-1.1 %, 0.2-0.7 % at 12
     # substeps; without the correction 3.1-3.8 %)
-    control_dt: float = 0.05
-    num_substeps: int = 8
     line_load_iterations: int = 1
     theta: float = 0.75
-    episode_length_s: float = 10.0
-    integrator: str = "trapezoid"
     reward: RewardConfig = RewardConfig()
 
 
