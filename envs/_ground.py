@@ -3,7 +3,8 @@ above, :func:`sorogym.robots.snake` and :func:`sorogym.robots.crawler`): the bod
 ground fields of their configs (:class:`GroundConfig`), the env base
 (:class:`GroundLocomotor`: validation, the body, ground friction as a line load, the
 actuators' lag, a straight body at reset, per-episode friction, the accuracy measure), the
-body's heading frame, angle wrapping and the top-view scene."""
+body's heading frame, angle wrapping, the top-view scene, and the reward scales of the
+goal-reaching locomotors (:class:`GoalRewardConfig`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,22 @@ from sorogym.env import EpisodeConfig, SoroEnv
 from sorogym.models import check_positive_fields
 
 G = 9.81  # m/s^2
+
+
+@dataclasses.dataclass(frozen=True)
+class GoalRewardScales:
+    """Scales of the goal-reaching locomotors' reward terms: ``progress`` (the decrease of
+    the distance to the goal per second [m/s]), ``success`` (1 within the success radius)
+    and ``effort`` (``-mean(a^2)``)."""
+
+    progress: float = 10.0
+    success: float = 10.0
+    effort: float = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class GoalRewardConfig:
+    scales: GoalRewardScales = GoalRewardScales()
 
 
 @dataclasses.dataclass(frozen=True)

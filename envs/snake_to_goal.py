@@ -55,22 +55,10 @@ from sorogym.env import Expert, StepOutputs, register
 from sorogym.models import PlanarPCS
 from sorogym.robots import SnakeBody, slope_gravity, snake
 
-from ._ground import GroundConfig, GroundLocomotor, body_frame, top_view, wrap_angle
+from ._ground import GoalRewardConfig, GroundConfig, GroundLocomotor, body_frame, top_view, wrap_angle
 
 CLOCK_HZ = 1.2  # Hz, the observation clock
 MEDIA = ("ground", "liquid")
-
-
-@dataclasses.dataclass(frozen=True)
-class RewardScales:
-    progress: float = 10.0
-    success: float = 10.0
-    effort: float = 0.05
-
-
-@dataclasses.dataclass(frozen=True)
-class RewardConfig:
-    scales: RewardScales = RewardScales()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +78,7 @@ class Config(GroundConfig):
     # Integration: GroundConfig's 8 substeps keep the centre of mass within 0.18-0.22 % of the
     # body length of the float64 reference over 1 s of random actions (the head 0.5-0.9 %;
     # 4 substeps: 1.3-1.9 %)
-    reward: RewardConfig = RewardConfig()
+    reward: GoalRewardConfig = GoalRewardConfig()
 
 
 def default_config() -> Config:

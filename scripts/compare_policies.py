@@ -2,8 +2,8 @@
 
 For each env folder under ``results/`` (``tendon_tracking``, ``tendon_reaching``,
 ``contact_safe_reaching``, ``snake_to_goal``, ``inchworm_crawl``, ``swimmer_to_goal``,
-``snake_on_slope``) it reads the final 128-episode evaluations (``eval.json``, all with seed 10000, so every row
-saw the same episodes) of
+``snake_on_slope``, ``brittle_star_to_goal``) it reads the final 128-episode evaluations
+(``eval.json``, all with seed 10000, so every row saw the same episodes) of
 
 * ``ppo/``: brax PPO from scratch,
 * ``bc/``, ``dagger/``: students distilled from an expert (their ``eval.json`` also holds
@@ -38,6 +38,7 @@ ENVS = {
     "inchworm_crawl": "InchwormCrawl-v0",
     "swimmer_to_goal": "SwimmerToGoal-v0",
     "snake_on_slope": "SnakeOnSlope-v0",
+    "brittle_star_to_goal": "BrittleStarToGoal-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}

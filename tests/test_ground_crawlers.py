@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _locomotion import expert_progress
 from scipy.optimize import brentq
 
 import sorogym
@@ -69,14 +70,7 @@ def test_slithering_comes_from_anisotropic_friction():
     friction (every coefficient 0.3) the same gait makes less than a fifth of the progress."""
 
     def progress(friction):
-        env, reset, step = _env(friction=friction)
-        expert = env.expert()
-        act = jax.jit(expert)
-        state = reset(jax.random.split(jax.random.PRNGKey(3), 4))
-        d0 = np.asarray(state.metrics["goal_distance"])
-        for _ in range(40):
-            state = step(state, act(state)[0])
-        return d0 - np.asarray(state.metrics["goal_distance"])
+        return expert_progress("SnakeToGoal-v0", friction=friction)
 
     anisotropic, isotropic = progress((0.1, 0.2, 0.6)), progress((0.3, 0.3, 0.3))
     assert anisotropic.mean() > 0.1  # m in 2 s: over a quarter of the body length per second
@@ -90,13 +84,7 @@ def test_swimming_comes_from_anisotropic_drag():
     less than a quarter of the progress (an eighth measured)."""
 
     def progress(drag):
-        env = sorogym.make("SwimmerToGoal-v0", friction_range=(1.0, 1.0), drag=drag)
-        reset, step, act = jax.jit(jax.vmap(env.reset)), jax.jit(jax.vmap(env.step)), jax.jit(env.expert())
-        state = reset(jax.random.split(jax.random.PRNGKey(3), 4))
-        d0 = np.asarray(state.metrics["goal_distance"])
-        for _ in range(40):
-            state = step(state, act(state)[0])
-        return d0 - np.asarray(state.metrics["goal_distance"])
+        return expert_progress("SwimmerToGoal-v0", drag=drag)
 
     anisotropic, isotropic = progress((1.0, 2.0)), progress((1.5, 1.5))
     assert anisotropic.mean() > 0.04  # m in 2 s (0.055 measured: 0.08 body lengths per second)

@@ -7,7 +7,8 @@
   Gymnasium (``sorogym/<Name>-v0``) once Gymnasium is imported, and with brax.
 * :func:`wrap_for_training`: vmap + episode limit + full reset (brax PPO's ``wrap_env_fn``).
 * :class:`GymEnv`, :class:`GymVectorEnv` (Gymnasium) and :class:`SB3VecEnv`
-  (Stable-Baselines3) faces over the same JAX env.
+  (Stable-Baselines3) faces over the same JAX env; :class:`LimbAgents`, the multi-agent
+  Gymnasium view of a multi-limb env (one agent per limb).
 * :class:`Expert`: model-based expert policies (``env.expert()``) on the full state.
 * :func:`integrator_accuracy`, :func:`random_action_episode`: the env integrator against a
   float64 reference.
@@ -27,6 +28,10 @@ def __getattr__(name):
         from . import _gym
 
         return getattr(_gym, name)
+    if name == "LimbAgents":
+        from ._agents import LimbAgents
+
+        return LimbAgents
     if name == "SB3VecEnv":
         from ._sb3 import SB3VecEnv
 
@@ -55,5 +60,6 @@ __all__ = [
     "random_action_episode",
     "GymEnv",
     "GymVectorEnv",
+    "LimbAgents",
     "SB3VecEnv",
 ]

@@ -2,8 +2,9 @@
 
 Concrete (final) models: :class:`PCS` and :class:`PlanarPCS` (piecewise constant strain),
 :class:`GVS` (geometric variable strain), :class:`ArticulatedSoftRobot` (rigid links on
-compliant joints) and :class:`BodyTree` (rigid links and rods in a tree on a fixed or
-floating base, the general case of the others). Named robots built from them live in :mod:`sorogym.robots`.
+compliant joints), :class:`PlanarStar` (a free hub with soft arms in the plane) and
+:class:`BodyTree` (rigid links and rods in a tree on a fixed or floating base, the general
+case of the others). Named robots built from them live in :mod:`sorogym.robots`.
 """
 
 from ._articulated import ArticulatedSoftRobot as ArticulatedSoftRobot
@@ -19,6 +20,7 @@ from ._params import RodParams as RodParams
 from ._params import check_positive_fields as check_positive_fields
 from ._pcs import PCS as PCS
 from ._pcs import PlanarPCS as PlanarPCS
+from ._planar_star import PlanarStar as PlanarStar
 from ._rod import LineLoad as LineLoad
 from ._rod import LineLoadTerms as LineLoadTerms
 from ._rod import LinePoints as LinePoints
@@ -40,6 +42,7 @@ __all__ = [
     "LineLoadTerms",
     "PCS",
     "PlanarPCS",
+    "PlanarStar",
     "GVS",
     "ArticulatedSoftRobot",
     "BodyTree",

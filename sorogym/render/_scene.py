@@ -58,11 +58,37 @@ def _rod_geometry(model, s, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 def scene_of_model(model, q, num_points: int = 41) -> dict:
     """The robot part of a scene for any model: :func:`scene_of_tree` for a
     :class:`~sorogym.models.BodyTree`, :func:`scene_of_rod` for a rod (PCS, PlanarPCS, GVS)."""
-    from ..models import BodyTree
+    from ..models import BodyTree, PlanarStar
 
     if isinstance(model, BodyTree):
         return scene_of_tree(model, q, num_points=num_points)
+    if isinstance(model, PlanarStar):
+        return scene_of_star(model, q, num_points=num_points)
     return scene_of_rod(model, q, num_points)
+
+
+def scene_of_star(model, q, num_points: int = 21) -> dict:
+    """The scene of a :class:`~sorogym.models.PlanarStar` at ``q`` (the ground plane is the
+    world x-y plane): every arm's backbone and tendons under ``rods`` and ``tendons``, the
+    hub as a flat disc (thickness a third of its radius) under ``bodies``."""
+    import jax.numpy as jnp
+
+    q = jnp.asarray(q, model.params.length.dtype)
+    s = jnp.linspace(0.0, model.arm_length, num_points, dtype=q.dtype)
+    _, rod_fk = _compiled_kinematics()
+    arm_q = model.arm_coordinates(q)
+    scene = {"rods": [], "tendons": [], "bodies": [], "dots": [], "markers": [], "spheres": []}
+    for k in range(model.num_arms):
+        arm = model.mounted_arm(k)
+        p, radius, tendons = _rod_geometry(arm, s, np.asarray(rod_fk(arm, arm_q[k], s), dtype=float))
+        scene["rods"].append((p, radius))
+        scene["tendons"] += tendons
+    hub = np.asarray(model.hub_pose(q), dtype=float)
+    pose = np.eye(4)
+    pose[:2, :2], pose[:2, 3] = hub[:2, :2], hub[:2, 2]
+    r = float(model.hub_radius)
+    scene["bodies"].append(("ellipsoid", pose, np.array([r, r, r / 6.0]), "tab:blue"))
+    return scene
 
 
 @functools.cache

@@ -75,7 +75,15 @@ from ._conical_arm import (
     conical_arm_markers,
     conical_tendon_arm,
 )
-from ._ground_crawlers import CrawlerBody, SnakeBody, crawler, slope_gravity, snake
+from ._ground_crawlers import (
+    BrittleStarBody,
+    CrawlerBody,
+    SnakeBody,
+    crawler,
+    planar_brittle_star,
+    slope_gravity,
+    snake,
+)
 from ._tendon_ring import ring_offsets, tendon_ring_pcs
 from ._tree_composites import (
     CART_ARM,
@@ -104,6 +112,8 @@ from ._trees import (
 )
 
 __all__ = [
+    "BrittleStarBody",
+    "planar_brittle_star",
     "soft_pendulum",
     "soft_pendulum_tip",
     "soft_pendulum_rod_stiffness",

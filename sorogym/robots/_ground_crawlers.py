@@ -4,6 +4,8 @@
 * :func:`snake`: bent segment by segment (lateral undulation).
 * :func:`crawler`: each segment bends and stretches (a peristaltic, earthworm-type crawl on
   directional friction, and steering).
+* :func:`planar_brittle_star`: a rigid disc with tendon-driven arms bending in the ground
+  plane (:class:`~sorogym.models.PlanarStar`), walking by undulating its arms.
 
 The model's plane is the ground (world x-y, z up out of it): the body lies on the ground
 along its whole length, so its weight presses it down uniformly and friction
@@ -20,8 +22,8 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from ..actuation import GeneralizedActuation
-from ..models import PlanarPCS, RodParams
+from ..actuation import GeneralizedActuation, Tendons
+from ..models import PlanarPCS, PlanarStar, RodParams
 from ._articulated import _non_negative, _positive
 
 SNAKE_DENSITY = 1070.0  # kg/m^3, silicone
@@ -126,7 +128,59 @@ def crawler(body: CrawlerBody = CrawlerBody(), gravity=(0.0, 0.0), dtype=None) -
     return _ground_rod(body, ("k", "sx"), gravity, dtype)
 
 
-def _ground_rod(body, strains, gravity, dtype) -> PlanarPCS:
+@dataclasses.dataclass(frozen=True)
+class BrittleStarBody(_GroundRodBody):
+    """A planar brittle star: a rigid disc (``hub_radius`` 30 mm, ``hub_mass`` 40 g) with
+    ``num_arms`` silicone arms of ``num_segments`` bending segments each (defaults: five
+    arms of two 60 mm segments, radius 7 mm, ``E`` 0.5 MPa, Kelvin-Voigt retardation 50 ms;
+    20 g per arm, 140 g in all), each segment bent by an antagonistic pair of tendons at
+    ``tendon_offset`` (5 mm) either side of the backbone.
+
+    Attributes as :class:`SnakeBody` for one arm, plus ``num_arms``, ``hub_radius`` [m],
+    ``hub_mass`` [kg] and ``tendon_offset`` [m].
+    """
+
+    num_segments: int = 2
+    segment_length: float = 0.06
+    radius: float = 0.007
+    young_modulus: float = 5e5
+    density: float = SNAKE_DENSITY
+    retardation_time: float = 0.05
+    num_arms: int = 5
+    hub_radius: float = 0.03
+    hub_mass: float = 0.04
+    tendon_offset: float = 0.005
+
+    @property
+    def total_mass(self) -> float:
+        """Hub and arms [kg] (:attr:`mass` is one arm's)."""
+        return float(self.hub_mass + self.num_arms * self.mass)
+
+
+def planar_brittle_star(body: BrittleStarBody = BrittleStarBody(), gravity=(0.0, 0.0), dtype=None) -> PlanarStar:
+    """The planar brittle star (:class:`~sorogym.models.PlanarStar`): ``n = 3 + K N``
+    (``q = [theta, x, y, k_arm0_0 .. k_arm0_N-1, k_arm1_0, ...]``: the disc's angle and
+    centre in the ground plane, then each arm's segment curvatures [1/m], arm ``k`` leaving
+    the rim at ``2 pi k / K`` from the disc's x axis). Inputs ``u`` ``(K 2 N,)`` [N]: per
+    arm, the tensions of its tendons on the side of local +y (counter-clockwise bending),
+    the one anchored at the tip of segment 0 first, then those on the side of -y; a tendon
+    anchored at the tip of segment ``j`` bends segments ``0..j``. The disc is a uniform
+    disc (polar inertia ``m r^2 / 2``)."""
+    if int(body.num_arms) != body.num_arms or body.num_arms < 1:
+        raise ValueError(f"num_arms: must be an integer >= 1, got {body.num_arms}")
+    for name in ("hub_radius", "hub_mass", "tendon_offset"):
+        _positive(name, getattr(body, name))
+    if body.tendon_offset >= body.radius:
+        raise ValueError(f"tendon_offset: must lie inside the arm's radius {body.radius} m, got {body.tendon_offset}")
+    N = int(body.num_segments)
+    side = np.full((N, N), body.tendon_offset)
+    tendons = Tendons(np.concatenate([side, -side]), spans=tuple(range(1, N + 1)) * 2)
+    arm = _ground_rod(body, ("k",), gravity, dtype, actuation=tendons)
+    inertia = 0.5 * body.hub_mass * body.hub_radius**2
+    return PlanarStar(arm, body.num_arms, body.hub_radius, body.hub_mass, inertia)
+
+
+def _ground_rod(body, strains, gravity, dtype, actuation=None) -> PlanarPCS:
     """A planar floating PCS rod of ``body`` with ``strains`` active in every segment and
     generalized actuators on all of its strain coordinates."""
     if int(body.num_segments) != body.num_segments or body.num_segments < 1:
@@ -147,8 +201,9 @@ def _ground_rod(body, strains, gravity, dtype) -> PlanarPCS:
         base_rotation=0.0,
         dtype=dtype,
     )
-    actuation = GeneralizedActuation(indices=tuple(range(3, 3 + N * len(strains))))
+    if actuation is None:
+        actuation = GeneralizedActuation(indices=tuple(range(3, 3 + N * len(strains))))
     return PlanarPCS(params, active_strains=strains, actuation=actuation, num_quadrature_points=3, floating_base=True)
 
 
-__all__ = ["SnakeBody", "CrawlerBody", "snake", "crawler", "slope_gravity"]
+__all__ = ["SnakeBody", "CrawlerBody", "BrittleStarBody", "snake", "crawler", "planar_brittle_star", "slope_gravity"]
