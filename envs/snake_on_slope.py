@@ -10,7 +10,9 @@ sense of it:
   what the forward friction coefficient holds (0.1 of the normal load, 0.97 m/s^2): a
   snake pointing downhill slides head first unless it grips sideways, and goals uphill
   need thrust against gravity (:func:`sorogym.robots.slope_gravity` splits gravity into the
-  rod's in-plane load and the friction's normal load).
+  rod's in-plane load and the friction's normal load). ``slope_range_deg = (low, high)``
+  draws each episode's slope uniformly in that range instead (terrain randomisation, off
+  by default; the committed policies ran on the fixed 8 degrees).
 * **Observation** ``(28,)``: the 26 of ``SnakeToGoal-v0`` and the uphill direction in the
   snake's heading frame ``(cos, sin)`` (2), as an inclinometer on the body would give it.
 * **Integration**: a snake sliding downhill is a free body whose fast bending modes the

@@ -12,7 +12,8 @@ is what turns undulation into thrust.
 
 Terrain: level ground by default; ``slope_deg`` tilts it (uphill direction ``uphill_deg``
 from world +x): the in-plane part of gravity pulls the snake downhill and the normal part
-sets the friction (:func:`sorogym.robots.slope_gravity`; ``SnakeOnSlope-v0``).
+sets the friction (:func:`sorogym.robots.slope_gravity`; ``SnakeOnSlope-v0``);
+``slope_range_deg`` draws each episode's slope in a range (terrain randomisation).
 ``medium = "liquid"`` replaces the ground by a viscous liquid, resistive-force drag with
 the coefficients ``drag`` (``SwimmerToGoal-v0``).
 
@@ -50,12 +51,12 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from sorogym.contact import LineDrag, ResistiveForceTheory
+from sorogym.contact import GroundFriction, LineDrag, ResistiveForceTheory
 from sorogym.env import Expert, StepOutputs, register
 from sorogym.models import PlanarPCS
 from sorogym.robots import SnakeBody, slope_gravity, snake
 
-from ._ground import GoalRewardConfig, GroundConfig, GroundLocomotor, body_frame, top_view, wrap_angle
+from ._ground import G, GoalRewardConfig, GroundConfig, GroundLocomotor, body_frame, top_view, wrap_angle
 
 CLOCK_HZ = 1.2  # Hz, the observation clock
 MEDIA = ("ground", "liquid")
@@ -71,6 +72,9 @@ class Config(GroundConfig):
     drag: tuple[float, float] = (1.0, 2.0)  # N s/m^2, tangential and normal (in a liquid)
     slope_deg: float = 0.0
     uphill_deg: float = 0.0
+    # Terrain randomisation: each episode's slope [deg] uniform in this range (replacing
+    # slope_deg; the uphill direction stays uphill_deg), None for a fixed slope
+    slope_range_deg: tuple[float, float] | None = None
     # Task
     goal_distance: tuple[float, float] = (0.5, 1.0)  # m, from the head
     goal_bearing_deg: float = 90.0  # goals within +-this of the heading
@@ -114,6 +118,12 @@ class SnakeToGoal(GroundLocomotor):
             if config.slope_deg != 0.0:
                 raise ValueError(f"slope_deg: a swimmer's liquid layer is level, got {config.slope_deg}")
         in_plane, self.normal_gravity = slope_gravity(config.slope_deg, config.uphill_deg)
+        if config.slope_range_deg is not None:
+            lo, hi = config.slope_range_deg
+            if not (0.0 <= lo <= hi < 90.0):
+                raise ValueError(f"slope_range_deg: expected 0 <= low <= high < 90, got {config.slope_range_deg}")
+            if config.medium == "liquid":
+                raise ValueError("slope_range_deg: a swimmer's liquid layer is level")
         return snake(body, gravity=in_plane, dtype=self.dtype)
 
     @property
@@ -143,11 +153,31 @@ class SnakeToGoal(GroundLocomotor):
 
     def line_load(self, model, ps):
         """Ground friction, or resistive-force drag in a liquid, with this episode's
-        coefficients."""
-        if self.config.medium == "liquid":
+        coefficients (and, under terrain randomisation, the normal load of this episode's
+        slope: ``g cos(alpha) = sqrt(g^2 - |g_plane|^2)`` from the episode's in-plane gravity)."""
+        c = self.config
+        if c.medium == "liquid":
             c_t, c_n = ps.task.resistance[0], ps.task.resistance[1]
             return LineDrag(ResistiveForceTheory(c_t, c_n, dtype=self.dtype))
-        return super().line_load(model, ps)
+        if c.slope_range_deg is None:
+            return super().line_load(model, ps)
+        g_plane = model.params.gravity
+        normal = jnp.sqrt(G * G - g_plane @ g_plane)
+        return GroundFriction(ps.task.resistance, c.slip_velocity, normal, dtype=self.dtype)
+
+    def _sample_params(self, key):
+        """The body's randomised parameters, and under terrain randomisation
+        (``slope_range_deg``) the in-plane gravity of a slope drawn uniformly in that range."""
+        c = self.config
+        if c.slope_range_deg is None:
+            return super()._sample_params(key)
+        k_body, k_slope = jax.random.split(key)
+        params = super()._sample_params(k_body)
+        params = self.model.params if params is None else params
+        alpha = jnp.deg2rad(jax.random.uniform(k_slope, (), self.dtype, *c.slope_range_deg))
+        phi = np.deg2rad(c.uphill_deg)
+        uphill = jnp.asarray([np.cos(phi), np.sin(phi)], self.dtype)
+        return params.replace(gravity=-G * jnp.sin(alpha) * uphill)
 
     def _curvature_stiffness(self, model):
         return jnp.diag(model.stiffness_matrix())[3:]

@@ -59,6 +59,30 @@ def test_vector_env_same_step_autoreset_with_final_obs():
     assert not trunc.any() and "final_obs" not in infos
 
 
+def test_wrong_action_shape_or_dtype_is_a_clear_error_on_every_face():
+    """A wrong action names the expected shape (brax, Gymnasium, Gymnasium vector) instead
+    of failing as a broadcasting error inside the physics."""
+    env = sorogym.make("TendonTracking-v0")
+    state = env.reset(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"shape \(4,\).*got shape \(5,\)"):
+        env.step(state, np.zeros(5, np.float32))
+    with pytest.raises(ValueError, match=r"shape \(4,\).*got shape \(2, 4\)"):
+        jax.jit(env.step)(state, np.zeros((2, 4), np.float32))  # a batch without vmap
+    with pytest.raises(ValueError, match="dtype complex"):
+        env.step(state, np.zeros(4, np.complex64))
+    assert np.isfinite(float(env.step(state, np.zeros(4, np.int32)).reward))  # integers are real numbers
+    single = gymnasium.make("sorogym/TendonTracking-v0")
+    single.reset(seed=0)
+    with pytest.raises(ValueError, match=r"takes shape \(4,\), got shape \(3,\)"):
+        single.step(np.zeros(3))
+    with pytest.raises(ValueError, match="dtype <U1"):
+        single.step(np.array(["a"] * 4))
+    venv = gymnasium.make_vec("sorogym/TendonTracking-v0", num_envs=2)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"takes shape \(2, 4\), got shape \(4,\)"):
+        venv.step(np.zeros(4))
+
+
 @pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None, reason="stable-baselines3 not installed")
 def test_sb3_vecenv_infos_and_short_ppo_run():
     run_isolated(_sb3_vecenv_body)

@@ -65,6 +65,29 @@ def test_snake_on_a_slope_slides_down_only_above_the_friction_angle(mu_backward,
     assert np.all(np.abs(np.asarray(state.pipeline_state.qd[:, 2])) < 1e-3)  # no sideways motion
 
 
+def test_terrain_randomisation_draws_each_episodes_slope():
+    """``slope_range_deg``: every episode gets its own slope, in its in-plane gravity and in
+    its friction's normal load together; a passive snake pointing uphill slides tail first
+    at that slope's ``g (sin a - mu_b cos a)``."""
+    mu_b = 0.1
+    env, reset, step = _env(slope_range_deg=(12.0, 30.0), friction=(0.1, mu_b, 0.6))
+    state = _aligned_uphill(env, reset(jax.random.split(jax.random.PRNGKey(0), 6)))
+    g_plane = np.asarray(state.pipeline_state.params.gravity)  # (6, 2): downhill, along -x
+    alpha = np.arcsin(-g_plane[:, 0] / G)
+    assert np.all((alpha >= np.deg2rad(12.0) - 1e-6) & (alpha <= np.deg2rad(30.0) + 1e-6))
+    assert np.ptp(alpha) > np.deg2rad(3.0) and np.allclose(g_plane[:, 1], 0.0)
+    zero = jnp.zeros((6, env.action_size), jnp.float32)
+    steps = 10
+    for _ in range(steps):
+        state = step(state, zero)
+    v = np.asarray(state.pipeline_state.qd[:, 1])
+    expected = -G * (np.sin(alpha) - mu_b * np.cos(alpha)) * steps * env.control_dt
+    np.testing.assert_allclose(v, expected, rtol=0.03)
+    for bad in [(10.0, 5.0), (-1.0, 5.0), (5.0, 90.0)]:
+        with pytest.raises(ValueError, match="slope_range_deg"):
+            sorogym.make("SnakeToGoal-v0", slope_range_deg=bad)
+
+
 def test_slithering_comes_from_anisotropic_friction():
     """The expert's gait moves the snake towards its goal on anisotropic skin; on isotropic
     friction (every coefficient 0.3) the same gait makes less than a fifth of the progress."""

@@ -211,7 +211,7 @@ class SoroEnv(Env, abc.ABC):
     def step(self, state: State, action: Array) -> State:
         """One control period: command from ``action`` in [-1, 1], physics substeps, task update."""
         ps = state.pipeline_state
-        action = jnp.clip(jnp.asarray(action, self.dtype), -1.0, 1.0)
+        action = jnp.clip(jnp.asarray(self.checked_action(action), self.dtype), -1.0, 1.0)
         model = self._model_for(ps.params)
         u = jnp.asarray(self.command(model, ps, action), self.dtype)
         y0 = model.pack_state(ps.q, ps.qd)
@@ -235,6 +235,21 @@ class SoroEnv(Env, abc.ABC):
             metrics=metrics,
             info=info,
         )
+
+    def checked_action(self, action) -> Array:
+        """``action`` as an array, after checking (at trace time) that it is one env's action:
+        shape ``(action_size,)`` (batch with ``jax.vmap``) and a real number type; raises
+        ``ValueError`` naming the expected shape otherwise, instead of a broadcasting error
+        from inside the physics."""
+        action = jnp.asarray(action)
+        if action.shape != (self.action_size,):
+            raise ValueError(
+                f"action: {self.name} takes one env's action of shape ({self.action_size},) "
+                f"(batch with jax.vmap or wrap_for_training), got shape {action.shape}"
+            )
+        if not (jnp.issubdtype(action.dtype, jnp.floating) or jnp.issubdtype(action.dtype, jnp.integer)):
+            raise ValueError(f"action: {self.name} takes real numbers in [-1, 1], got dtype {action.dtype}")
+        return action
 
     def scaled_reward(self, terms: dict[str, Array]) -> tuple[Array, dict[str, Array]]:
         """``(reward, scaled terms)``: each unscaled term times its ``config.reward.scales``

@@ -36,6 +36,17 @@ def gym_spaces(env):
     return obs, act
 
 
+def checked_action(action, space: gymnasium.spaces.Box, name: str) -> np.ndarray:
+    """``action`` as float32 of the shape of ``space``; ``ValueError`` naming the expected
+    shape when its size differs, or when it is not real numbers."""
+    a = np.asarray(action)
+    if a.dtype.kind not in "fiu":
+        raise ValueError(f"action: {name} takes real numbers in [-1, 1], got dtype {a.dtype}")
+    if a.size != int(np.prod(space.shape)):
+        raise ValueError(f"action: {name} takes shape {space.shape}, got shape {a.shape}")
+    return a.astype(np.float32).reshape(space.shape)
+
+
 def jax_key_from(np_random: np.random.Generator) -> jax.Array:
     """A JAX PRNG key drawn from a Gymnasium env's ``np_random`` (seeded resets stay reproducible)."""
     return jax.random.PRNGKey(int(np_random.integers(0, 2**31 - 1)))
@@ -86,7 +97,7 @@ class GymEnv(gymnasium.Env):
     def step(self, action):
         if self._state is None:
             raise RuntimeError("step() called before reset()")
-        action = np.asarray(action, dtype=np.float32).reshape(self.action_space.shape)
+        action = checked_action(action, self.action_space, self.jax_env.name)
         self._state = self._step(self._state, jnp.asarray(action))
         s = self._state
         return np.array(s.obs), float(s.reward), bool(s.done > 0), False, self._info(s)
@@ -145,7 +156,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions):
         if self._state is None:
             raise RuntimeError("step() called before reset()")
-        actions = np.asarray(actions, dtype=np.float32).reshape(self.action_space.shape)
+        actions = checked_action(actions, self.action_space, self.jax_env.name)
         self._state = self._step(self._state, jnp.asarray(actions))
         s = self._state
         done = np.asarray(s.done) > 0
