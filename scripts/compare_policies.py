@@ -2,7 +2,8 @@
 
 For each env folder under ``results/`` (``tendon_tracking``, ``tendon_reaching``,
 ``contact_safe_reaching``, ``snake_to_goal``, ``inchworm_crawl``, ``swimmer_to_goal``,
-``snake_on_slope``, ``brittle_star_to_goal``) it reads the final 128-episode evaluations
+``snake_on_slope``, ``brittle_star_to_goal``, ``strain_tracking``, ``pose_tracking``,
+``soft_pendulum_swing_up``, ``conical_arm_reaching``) it reads the final 128-episode evaluations
 (``eval.json``, all with seed 10000, so every row saw the same episodes) of
 
 * ``ppo/``: brax PPO from scratch,
@@ -39,6 +40,10 @@ ENVS = {
     "swimmer_to_goal": "SwimmerToGoal-v0",
     "snake_on_slope": "SnakeOnSlope-v0",
     "brittle_star_to_goal": "BrittleStarToGoal-v0",
+    "strain_tracking": "StrainTracking-v0",
+    "pose_tracking": "PoseTracking-v0",
+    "soft_pendulum_swing_up": "SoftPendulumSwingUp-v0",
+    "conical_arm_reaching": "ConicalArmReaching-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}
