@@ -96,11 +96,6 @@ class StarTask:
     resistance: jax.Array  # (3,) friction (forward, backward, lateral)
 
 
-def _rotation(angle):
-    c, s = jnp.cos(angle), jnp.sin(angle)
-    return jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
-
-
 @register
 class BrittleStarToGoal(GroundLocomotor):
     __doc__ = __doc__
@@ -216,7 +211,7 @@ class BrittleStarToGoal(GroundLocomotor):
 
     def outputs(self, model, prev, ps, action) -> StepOutputs:
         c = self.config
-        R = _rotation(ps.q[0])
+        R = model.hub_pose(ps.q)[:2, :2]  # disc frame -> world
         to_goal = ps.task.goal - ps.q[1:3]
         d = jnp.linalg.norm(to_goal)
         kappa = self.max_curvature

@@ -34,7 +34,7 @@ from jaxtyping import Array, Float
 
 from ..actuation import Actuation
 from ._base import DynamicalTerms, SoftRobot
-from ._params import RodParams
+from ._params import RodParams, check_field, check_shape
 from ._pcs import NUM_PLANAR_BASE, PlanarPCS
 from ._rod import LineLoad, LineLoadTerms
 
@@ -81,10 +81,8 @@ class PlanarStar(SoftRobot):
         self.num_arms = int(num_arms)
         for name, value in (("hub_radius", hub_radius), ("hub_mass", hub_mass), ("hub_inertia", hub_inertia)):
             value = jnp.asarray(value, dtype)
-            if value.shape != ():
-                raise ValueError(f"{name}: expected a scalar, got shape {value.shape}")
-            if not isinstance(value, jax.core.Tracer) and not (np.isfinite(float(value)) and float(value) > 0.0):
-                raise ValueError(f"{name}: must be positive and finite, got {float(value)}")
+            check_shape(name, value, ())
+            check_field(name, value, positive=True)
             setattr(self, name, value)
         angles = jnp.asarray(self.arm_angles, dtype)
         roots = self.hub_radius * jnp.stack([jnp.cos(angles), jnp.sin(angles)], -1)
@@ -231,11 +229,16 @@ class PlanarStar(SoftRobot):
         return jnp.concatenate([jnp.zeros((1,), g.dtype), -self.hub_mass * g])
 
     def _inertia_from(self, f) -> Array:
-        per_arm = self._on_arms(lambda a, fa: a._inertia_from(fa), f)
+        return self._assemble_inertia(self._on_arms(lambda a, fa: a._inertia_from(fa), f))
+
+    def _assemble_inertia(self, per_arm: Array) -> Array:
+        """``(K, 3 + n_a, 3 + n_a)`` arm mass matrices -> the star's ``M`` (hub added)."""
         return self._hub_inertia_matrix(per_arm.dtype) + self._scatter_matrices(per_arm)
 
-    def _bias_from(self, f) -> Array:
-        return self._scatter_vectors(self._on_arms(lambda a, fa: a._bias_from(fa), f), self._hub_gravity())
+    def _inertia_and_bias_from(self, f) -> tuple[Array, Array]:
+        """``(M, C qd + G)`` with every arm's pair from one ``vmap``."""
+        M, bias = self._on_arms(lambda a, fa: (a._inertia_from(fa), a._bias_from(fa)), f)
+        return self._assemble_inertia(M), self._scatter_vectors(bias, self._hub_gravity())
 
     def inertia_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n n"]:
         """``M(q)`` ``(n, n)``: hub plus arms."""
@@ -261,14 +264,14 @@ class PlanarStar(SoftRobot):
     def dynamical_terms(self, q, qd) -> DynamicalTerms:
         """``(M, C qd, G)`` from one pass over every arm's quadrature points."""
         f = self._frames(q, qd, True)
-        cor = self._scatter_vectors(self._on_arms(lambda a, fa: a._coriolis_from(fa), f))
-        grav = self._scatter_vectors(self._on_arms(lambda a, fa: a._gravity_from(fa), f), self._hub_gravity())
-        return DynamicalTerms(self._inertia_from(f), cor, grav)
+        M, cor, grav = self._on_arms(lambda a, fa: (a._inertia_from(fa), a._coriolis_from(fa), a._gravity_from(fa)), f)
+        return DynamicalTerms(
+            self._assemble_inertia(M), self._scatter_vectors(cor), self._scatter_vectors(grav, self._hub_gravity())
+        )
 
     def inertia_and_bias(self, q, qd) -> tuple[Array, Array]:
         """``(M, C qd + G)`` from one pass."""
-        f = self._frames(q, qd, True)
-        return self._inertia_from(f), self._bias_from(f)
+        return self._inertia_and_bias_from(self._frames(q, qd, True))
 
     def inertia_bias_and_line_load_map(self, q, qd, load: LineLoad):
         """``(M, C qd + G, load_at)`` with ``load_at(v) -> LineLoadTerms`` the line load
@@ -280,7 +283,7 @@ class PlanarStar(SoftRobot):
             terms = self._on_arms(lambda a, fa, va: a._line_load_at(fa, load)(va), f, self.arm_coordinates(v))
             return LineLoadTerms(self._scatter_vectors(terms.force), self._scatter_matrices(terms.damping))
 
-        return self._inertia_from(f), self._bias_from(f), load_at
+        return (*self._inertia_and_bias_from(f), load_at)
 
     def line_load_terms(self, q, qd, load: LineLoad) -> LineLoadTerms:
         """The generalized force ``(n,)`` of the line load ``load`` along every arm and its
