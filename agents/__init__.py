@@ -16,7 +16,3 @@
 
 Modules import one another one way only (``tests/test_agents_imports.py``).
 """
-
-from ._compat import brax_needs_compat, install_brax_compat
-
-__all__ = ["brax_needs_compat", "install_brax_compat"]

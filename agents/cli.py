@@ -1,6 +1,7 @@
 """The ``sorogym`` command line (also ``python -m sorogym``).
 
     sorogym train CONFIG [key=value ...] [--resume RUN_OR_CHECKPOINT] [--export DIR]
+                  [--coordinator HOST:PORT --num-processes N --process-id I | --distributed]
     sorogym evaluate CHECKPOINT [--episodes N] [--seed S]
     sorogym render CHECKPOINT [--out FILE.gif] [--episodes N]
     sorogym sweep SWEEP.yaml [--base CONFIG] [--count N] [key=value ...]
@@ -10,7 +11,9 @@
 ``CONFIG`` is a YAML run config (see :mod:`sorogym.agents.config`), e.g.
 ``configs/ppo/tendon_tracking.yaml`` (brax PPO), ``configs/sb3/...`` (SB3 PPO) or
 ``configs/distill/...`` (BC / DAgger from the env's expert); overrides are dotted ``key=value`` pairs
-(``ppo.num_timesteps=200000``, ``env.max_tendon_force=20``, ``algo=sb3_ppo``). This module
+(``ppo.num_timesteps=200000``, ``env.max_tendon_force=20``, ``algo=sb3_ppo``). ``train`` and
+``sweep`` join a multi-process job (:mod:`~sorogym.agents.distributed`) before anything
+else runs when given its process-group flags. This module
 only parses: the commands are :mod:`~sorogym.agents.run`, :mod:`~sorogym.agents.sweep` and
 :mod:`~sorogym.agents.plan`.
 """
@@ -25,7 +28,18 @@ from sorogym.env import gym_twins, registry
 
 from . import plan, run
 from .config import load_config
+from .distributed import ProcessGroup, initialize
 from .sweep import run_sweep
+
+
+def _add_process_group_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("multi-process training (one job over several processes or hosts)")
+    g.add_argument("--coordinator", help="HOST:PORT of process 0's coordination service")
+    g.add_argument("--num-processes", type=int, help="processes in the job")
+    g.add_argument("--process-id", type=int, help="this process's index, 0 .. num-processes - 1")
+    g.add_argument(
+        "--distributed", action="store_true", help="take the above from the cluster (Slurm, Open MPI, Kubernetes)"
+    )
 
 
 def main(argv=None) -> int:
@@ -39,6 +53,7 @@ def main(argv=None) -> int:
     p.add_argument("--export", help="also copy the results and last checkpoint to this folder")
     p.add_argument("--run-id", help="run folder name (default: UTC time and seed)")
     p.add_argument("--quiet", action="store_true")
+    _add_process_group_flags(p)
 
     p = sub.add_parser("evaluate", help="evaluate a checkpoint over parallel episodes")
     p.add_argument("checkpoint", help="checkpoint, checkpoints/ or run folder")
@@ -59,6 +74,7 @@ def main(argv=None) -> int:
     p.add_argument("--count", type=int, help="max runs (random/bayes sweeps; default: the grid size or 8)")
     p.add_argument("--online", action="store_true", help="create the sweep on wandb and run as its agent")
     p.add_argument("--sweep-id", help="join an existing wandb sweep as an agent (implies --online)")
+    _add_process_group_flags(p)
 
     p = sub.add_parser("plan", help="plan a path or trajectory for a PCC robot and render it")
     p.add_argument("task", choices=("follow", "trajectory"))
@@ -87,6 +103,12 @@ def main(argv=None) -> int:
         for name in gym_twins():
             print(f"{name}  (Gymnasium only: gymnasium.make('sorogym/{name}'))")
         return 0
+    if args.command in ("train", "sweep"):
+        try:
+            group = ProcessGroup(args.coordinator, args.num_processes, args.process_id, args.distributed)
+        except ValueError as err:
+            parser.error(str(err))
+        initialize(group)
     if args.command == "train":
         config = load_config(args.config, args.overrides)
         run.train(config, resume=args.resume, export=args.export, run_id=args.run_id, quiet=args.quiet)

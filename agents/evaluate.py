@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -31,10 +32,12 @@ import numpy as np
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """A policy as the trainers return it: ``act`` (the batched policy of the module
-    docstring) and whether it is a JAX function (``on_jax``; otherwise a host one)."""
+    docstring), whether it is a JAX function (``on_jax``; otherwise a host one) and the
+    trained parameters where they are a JAX pytree (``params``; None for SB3)."""
 
     act: Callable
     on_jax: bool = True
+    params: Any = None
 
 
 def episode_statistics(rewards, alive, metrics, costs=None) -> dict:

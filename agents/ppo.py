@@ -13,7 +13,7 @@ from pathlib import Path
 from sorogym.env import wrap_for_training
 
 from . import checkpoint as ckpt
-from ._compat import install_brax_compat
+from .distributed import is_primary
 from .networks import make_networks, network_factory, network_meta, set_policy_std
 
 
@@ -60,7 +60,6 @@ def train_ppo(
     of a PPO, BC or DAgger checkpoint (a warm start), optionally with the policy's std reset
     to ``ppo.init_std``.
     """
-    install_brax_compat()
     from brax.training.agents.ppo import train as brax_ppo
 
     p = config.ppo
@@ -81,7 +80,8 @@ def train_ppo(
 
     def save(step, make_policy, params):
         last["step"] = step0 + int(step)
-        if int(step) > 0 or resume_from is None:
+        # brax calls this on every process at step 0 and on process 0 only afterwards
+        if is_primary() and (int(step) > 0 or resume_from is None):
             ckpt.save_ppo(ckpt_root, step0 + int(step), params, meta)
 
     if remaining == 0:

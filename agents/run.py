@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
+import jax
 from tqdm import tqdm
 
 import sorogym
@@ -17,6 +19,7 @@ from sorogym.env import config_to_dict
 
 from . import checkpoint as ckpt
 from .config import RunConfig
+from .distributed import is_primary, params_digest
 from .evaluate import evaluate_policy
 from .runlog import RunLogger, new_run_dir
 from .trainers import TRAINERS
@@ -37,14 +40,20 @@ def train(
     export: str | None = None,
     run_id: str | None = None,
     quiet: bool = False,
-) -> Path:
+) -> Path | None:
     """Train with a validated :class:`RunConfig`, evaluate, render; returns the run folder.
 
     ``resume`` (a run or checkpoint folder) continues an earlier run; ``export`` also copies
-    the results to that folder (:func:`export_run`); ``run_id`` names the run folder.
+    the results to that folder (:func:`export_run`); ``run_id`` names the run folder. In a
+    multi-process job (:mod:`~sorogym.agents.distributed`) only process 0 writes and
+    evaluates; the others return None after training.
     """
     trainer = TRAINERS[config.algo]
     env = make_env(config.env, config.env_overrides)
+    if jax.process_count() > 1:
+        check_multiprocess(config)
+        if not is_primary():
+            return _train_replica(trainer, config, env, resume, quiet)
     run_dir = new_run_dir(config.logging.output_root, env.name, config.algo, config.seed, run_id)
     logger = RunLogger(
         run_dir, config_to_dict(config), config.logging.wandb, config.logging.project, config.logging.entity
@@ -78,6 +87,8 @@ def train(
         seed = config.seed + 10_000
         result = evaluate_policy(env, policy.act, config.eval.num_episodes, seed=seed, jax_policy=policy.on_jax)
         result.update({"env": env.name, "algo": config.algo, "env_steps": int(step), "train_wall_s": float(train_wall)})
+        if policy.params is not None:
+            result.update(params_sha256=params_digest(policy.params), num_processes=jax.process_count())
         teacher = trainer.teacher(config, env)
         if teacher is not None:  # on the same episodes
             result["expert"] = {
@@ -101,9 +112,30 @@ def train(
     if not quiet:
         print(format_eval(result))
         print(f"run folder: {run_dir}")
+        if "params_sha256" in result:
+            print(f"params_sha256: {result['params_sha256']}")
     if export:
         export_run(run_dir, export)
     return run_dir
+
+
+def check_multiprocess(config: RunConfig) -> None:
+    """Raise ``ValueError`` naming what a multi-process job cannot train with."""
+    if config.algo != "ppo":
+        raise ValueError(f"algo={config.algo}: only brax PPO trains across several processes")
+    devices = jax.device_count()
+    if config.ppo.num_envs % devices:
+        raise ValueError(f"ppo.num_envs={config.ppo.num_envs}: must be a multiple of the job's {devices} devices")
+
+
+def _train_replica(trainer, config: RunConfig, env, resume, quiet: bool) -> None:
+    """A non-primary process of a multi-process job: train in step with the others, write
+    nothing, print the digest of the final parameters (the primary's ``params_sha256``)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        policy, _ = trainer.train(config, env, Path(scratch), lambda step, metrics: None, resume)
+    digest = params_digest(policy.params)
+    print(f"process {jax.process_index()} of {jax.process_count()} done, params_sha256: {digest}")
+    return None
 
 
 def load_checkpoint(path, deterministic: bool = True):

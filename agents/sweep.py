@@ -16,7 +16,9 @@ and runs as a wandb agent: start the same command on several machines to spread 
 Offline, a local runner enumerates the grid (or draws ``count`` random points; ``bayes``
 falls back to random) and trains each point in turn, logging every run like ``sorogym
 train``; it writes ``summary.csv``/``summary.md`` and a plot of the metric per point to
-``<output_root>/sweeps/<name>-<time>/``.
+``<output_root>/sweeps/<name>-<time>/``. In a multi-process job
+(:mod:`~sorogym.agents.distributed`) every process walks the same points and trains each
+one data-parallel; process 0 writes the runs and the summary.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ import json
 import math
 from pathlib import Path
 
+import jax
 import numpy as np
 import yaml
 
 from .config import load_config, parse_overrides
+from .distributed import is_primary
 from .run import train
 
 _DISTRIBUTIONS = ("uniform", "log_uniform_values", "int_uniform", "q_uniform")
@@ -95,6 +99,11 @@ def run_sweep(path, base=None, overrides=None, count=None, online=False, sweep_i
     extra = parse_overrides(overrides)
     metric = (spec.get("metric") or {}).get("name", "eval/return_mean")
     if online:
+        if jax.process_count() > 1:
+            raise ValueError(
+                "an online sweep in a multi-process job: wandb agents draw their runs independently; "
+                "start one agent per machine instead (sorogym sweep --sweep-id ID), or run the sweep offline"
+            )
         return _run_wandb_agent(spec, base, extra, count, sweep_id)
     params = spec["parameters"]
     points = grid_points(params) if spec.get("method", "grid") == "grid" else random_points(params, count or 8)
@@ -106,10 +115,12 @@ def run_sweep(path, base=None, overrides=None, count=None, online=False, sweep_i
     out = None
     for k, point in enumerate(points):
         config = load_config(base, {**extra, **point})
-        if out is None:
+        if out is None and is_primary():
             out = Path(config.logging.output_root) / "sweeps" / f"{name}-{stamp}"
             out.mkdir(parents=True, exist_ok=True)
         run_dir = train(config, run_id=f"sweep-{name}-{stamp}-{k:03d}", quiet=True)
+        if not is_primary():  # a multi-process job: the others train each point in step
+            continue
         rows.append({**point, metric: _metric_of(run_dir, metric), "run_dir": str(run_dir)})
         _write_summary(out, rows, metric, spec.get("metric", {}).get("goal", "maximize"))
         print(f"[{k + 1}/{len(points)}] {point} -> {metric} = {rows[-1][metric]}")

@@ -48,14 +48,14 @@ def _brax_format(train_fn: Callable) -> Callable:
 
     def train(config, env, run_dir, on_progress, resume_from=None) -> tuple[Policy, int]:
         params, nets, step = train_fn(config, env, run_dir, on_progress, resume_from)
-        return Policy(ppo_policy(params, nets, config.eval.deterministic)), step
+        return Policy(ppo_policy(params, nets, config.eval.deterministic), params=params), step
 
     return train
 
 
 def _load_brax_format(checkpoint, deterministic: bool = True) -> Policy:
     params, _, nets = ckpt.load_ppo(checkpoint)
-    return Policy(ppo_policy(params, nets, deterministic))
+    return Policy(ppo_policy(params, nets, deterministic), params=params)
 
 
 def _train_sb3(config, env, run_dir, on_progress, resume_from=None) -> tuple[Policy, int]:

@@ -108,9 +108,6 @@ def _sb3_vecenv_body():
 
 
 def test_brax_ppo_trains_through_the_training_wrapper():
-    from sorogym.agents import install_brax_compat
-
-    install_brax_compat()
     from brax.training.agents.ppo import train as ppo
 
     env = sorogym.make("TendonTracking-v0")

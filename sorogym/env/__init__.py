@@ -9,6 +9,8 @@
 * :class:`GymEnv`, :class:`GymVectorEnv` (Gymnasium) and :class:`SB3VecEnv`
   (Stable-Baselines3) faces over the same JAX env; :class:`LimbAgents`, the multi-agent
   Gymnasium view of a multi-limb env (one agent per limb).
+* :func:`install_brax_compat`: restores the one jax function brax 0.14's trainers call
+  (every env constructor calls it, so ``brax.training.agents.ppo.train`` runs unchanged).
 * :class:`Expert`: model-based expert policies (``env.expert()``) on the full state.
 * :func:`integrator_accuracy`, :func:`random_action_episode`: the env integrator against a
   float64 reference.
@@ -16,6 +18,7 @@
 
 from ._accuracy import integrator_accuracy, random_action_episode
 from ._base import PhysicsState, SoroEnv, StepOutputs
+from ._brax import install_brax_compat
 from ._config import EpisodeConfig, config_to_dict, replace_config
 from ._expert import Expert
 from ._registry import canonical_name, env_class, gym_twins, make, register, register_gym_twin, registry
@@ -45,6 +48,7 @@ __all__ = [
     "SoroEnv",
     "StepOutputs",
     "make",
+    "install_brax_compat",
     "registry",
     "register",
     "gym_twins",

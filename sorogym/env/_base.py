@@ -32,7 +32,7 @@ from jaxtyping import Array
 
 from ..models import SoftRobot
 from ..sim import FIXED_STEP_SCHEMES
-from ._brax import import_brax_envs
+from ._brax import import_brax_envs, install_brax_compat
 from ._config import RANDOMIZABLE_FIELDS, check_randomization, replace_config
 
 _brax_envs = import_brax_envs()
@@ -112,6 +112,7 @@ class SoroEnv(Env, abc.ABC):
     observation_limit: ClassVar[float] = 1e4
 
     def __init__(self, config: Any = None, **overrides):
+        install_brax_compat()  # brax's own trainers run on any sorogym env (see _brax.py)
         config = self.default_config() if config is None else config
         config = replace_config(config, overrides)
         self._validate_base_config(config)
