@@ -10,7 +10,7 @@
 * :mod:`~sorogym.agents.checkpoint`: msgpack + JSON checkpoints;
 * :mod:`~sorogym.agents.runlog`: run folders, CSV/JSON/wandb logging, learning curves;
 * :mod:`~sorogym.agents.run`: train a run config, evaluate/render/export a checkpoint;
-* :mod:`~sorogym.agents.video`: rollout GIFs; :mod:`~sorogym.agents.sweep`: sweeps;
+* :mod:`~sorogym.agents.video`: rollout videos (MP4/GIF); :mod:`~sorogym.agents.sweep`: sweeps;
 * :mod:`~sorogym.agents.plan`: planning demos; :mod:`~sorogym.agents.cli`: the ``sorogym``
   command.
 

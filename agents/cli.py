@@ -3,7 +3,7 @@
     sorogym train CONFIG [key=value ...] [--resume RUN_OR_CHECKPOINT] [--export DIR]
                   [--coordinator HOST:PORT --num-processes N --process-id I | --distributed]
     sorogym evaluate CHECKPOINT [--episodes N] [--seed S]
-    sorogym render CHECKPOINT [--out FILE.gif] [--episodes N]
+    sorogym render CHECKPOINT [--out FILE.mp4|FILE.gif] [--episodes N] [--frame-every K] [--size PX]
     sorogym sweep SWEEP.yaml [--base CONFIG] [--count N] [key=value ...]
     sorogym plan follow|trajectory [--path square] [--out DIR]
     sorogym list
@@ -61,11 +61,16 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=10_000)
     p.add_argument("--out", help="write the statistics as JSON here")
 
-    p = sub.add_parser("render", help="write a GIF of a checkpoint's policy")
+    p = sub.add_parser("render", help="write an MP4 or GIF of a checkpoint's policy")
     p.add_argument("checkpoint")
-    p.add_argument("--out", default="rollout.gif")
+    p.add_argument("--out", default="rollout.mp4", help="a .mp4 or .gif file")
     p.add_argument("--episodes", type=int, default=1)
     p.add_argument("--seed", type=int, default=20_000)
+    p.add_argument("--frame-every", type=int, default=2, help="draw every k-th env step")
+    p.add_argument("--size", type=int, default=480, help="frame width and height [px]")
+    p.add_argument(
+        "--renderer", default="auto", choices=("auto", "mujoco", "matplotlib"), help="auto: MuJoCo where it can render"
+    )
 
     p = sub.add_parser("sweep", help="run a wandb-schema sweep (wandb agent online, local runner offline)")
     p.add_argument("sweep", help="configs/sweeps/*.yaml")
@@ -117,7 +122,9 @@ def main(argv=None) -> int:
         print(run.format_eval(run.evaluate(args.checkpoint, args.episodes, args.seed, args.out)))
         return 0
     if args.command == "render":
-        print(run.render(args.checkpoint, args.out, args.episodes, args.seed))
+        print(
+            run.render(args.checkpoint, args.out, args.episodes, args.seed, args.frame_every, args.size, args.renderer)
+        )
         return 0
     if args.command == "plan":
         options = (

@@ -116,6 +116,8 @@ class LoggingConfig:
     entity: str | None = None
     video: bool = True
     video_episodes: int = 1
+    video_format: str = "mp4"  # mp4 (falls back to gif without imageio-ffmpeg) | gif
+    renderer: str = "auto"  # auto (MuJoCo where an OpenGL context exists) | mujoco | matplotlib
     output_root: str = "results/runs"
 
 
@@ -182,6 +184,10 @@ def validate(config: RunConfig) -> None:
     replace_config(env_cls.default_config(), config.env_overrides, prefix="env.")
     if config.logging.wandb not in ("offline", "online", "disabled"):
         raise ValueError(f"logging.wandb: use offline, online or disabled, got {config.logging.wandb!r}")
+    if config.logging.video_format not in ("mp4", "gif"):
+        raise ValueError(f"logging.video_format: use mp4 or gif, got {config.logging.video_format!r}")
+    if config.logging.renderer not in ("auto", "mujoco", "matplotlib"):
+        raise ValueError(f"logging.renderer: use auto, mujoco or matplotlib, got {config.logging.renderer!r}")
     if config.eval.num_episodes < 1:
         raise ValueError("eval.num_episodes: must be >= 1")
     trainer.check(config, env_cls)

@@ -23,10 +23,10 @@ from .distributed import is_primary, params_digest
 from .evaluate import evaluate_policy
 from .runlog import RunLogger, new_run_dir
 from .trainers import TRAINERS
-from .video import write_policy_gif
+from .video import write_policy_video
 
 #: files of a run folder that :func:`export_run` copies
-EXPORTED_FILES = ("config.yaml", "metrics.csv", "curve.png", "eval.json", "rollout.gif", "summary.json")
+EXPORTED_FILES = ("config.yaml", "metrics.csv", "curve.png", "eval.json", "rollout.mp4", "rollout.gif", "summary.json")
 
 
 def make_env(name: str, overrides: dict):
@@ -98,13 +98,14 @@ def train(
         (run_dir / "eval.json").write_text(json.dumps(result, indent=2))
         logger.summary({f"eval/{k}": v for k, v in result.items()})
         if config.logging.video:
-            write_policy_gif(
+            write_policy_video(
                 env,
                 policy.act,
-                run_dir / "rollout.gif",
+                run_dir / f"rollout.{config.logging.video_format}",
                 seed=config.seed + 20_000,
                 episodes=config.logging.video_episodes,
                 jax_policy=policy.on_jax,
+                renderer=config.logging.renderer,
             )
     finally:
         bar.close()
@@ -160,10 +161,29 @@ def evaluate(checkpoint: str, episodes: int = 128, seed: int = 10_000, out: str 
     return result
 
 
-def render(checkpoint: str, out: str, episodes: int = 1, seed: int = 20_000) -> Path:
-    """Write a GIF of ``episodes`` episodes of a checkpoint's policy to ``out``."""
+def render(
+    checkpoint: str,
+    out: str,
+    episodes: int = 1,
+    seed: int = 20_000,
+    frame_every: int = 2,
+    size: int = 480,
+    renderer: str = "auto",
+) -> Path:
+    """Write an MP4 or GIF (``out``'s suffix) of ``episodes`` episodes of a checkpoint's
+    policy, every ``frame_every``-th step at ``size`` x ``size`` px; returns the file written."""
     env, policy, _ = load_checkpoint(checkpoint)
-    return write_policy_gif(env, policy.act, out, seed=seed, episodes=episodes, jax_policy=policy.on_jax)
+    return write_policy_video(
+        env,
+        policy.act,
+        out,
+        seed=seed,
+        episodes=episodes,
+        jax_policy=policy.on_jax,
+        frame_every=frame_every,
+        size=size,
+        renderer=renderer,
+    )
 
 
 def export_run(run_dir: Path, dest: str | Path) -> Path:

@@ -6,7 +6,7 @@ A run lives in ``<output_root>/<env>/<algo>/<run-id>/`` with
 * ``metrics.csv`` and ``metrics.jsonl``: one row per progress point (``step``, ``wall_s``,
   ``env_steps_per_s`` and the algorithm's metrics, names with ``/`` kept);
 * ``curve.png``: return and success rate against env steps, written at the end;
-* ``checkpoints/``, ``eval.json``, ``rollout.gif`` (written by the runners);
+* ``checkpoints/``, ``eval.json``, ``rollout.mp4`` (or ``.gif``; written by the runners);
 * ``wandb/``: the offline wandb run (``wandb sync`` uploads it later).
 
 wandb runs offline unless ``logging.wandb`` is ``online`` (needs ``wandb login``) or

@@ -1,4 +1,5 @@
-"""Rollout videos of a policy in one env (headless matplotlib frames -> GIF)."""
+"""Rollout videos of a policy in one env: headless frames (MuJoCo through EGL, or
+matplotlib) written as MP4 or GIF."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def rollout_states(env, policy: Callable, seed: int = 0, num_steps: int | None =
     return states
 
 
-def write_policy_gif(
+def write_policy_video(
     env,
     policy: Callable,
     path: str | Path,
@@ -36,12 +37,29 @@ def write_policy_gif(
     jax_policy: bool = True,
     frame_every: int = 2,
     size: int = 360,
+    renderer: str = "auto",
 ) -> Path:
-    """Render ``episodes`` episodes (every ``frame_every``-th step) into a GIF at ``path``."""
-    from sorogym.render import render_rgb, write_gif
+    """Render ``episodes`` episodes (every ``frame_every``-th step, ``size`` x ``size`` px)
+    into ``path``: MP4 for ``.mp4`` (a GIF beside it, ``.gif``, when imageio-ffmpeg is
+    missing), GIF for ``.gif``; returns the file written. ``renderer``: see
+    :func:`sorogym.render.make_renderer`."""
+    from sorogym.env import render_frames
+    from sorogym.render import make_renderer, write_video
 
-    frames = []
-    for e in range(episodes):
-        states = rollout_states(env, policy, seed + e, jax_policy=jax_policy)
-        frames += [render_rgb(env.render_scene(ps), size, size) for ps in states[::frame_every]]
-    return write_gif(frames, path, fps=env.control_dt**-1 / frame_every)
+    if int(frame_every) < 1:
+        raise ValueError(f"frame_every: must be >= 1, got {frame_every}")
+    drawer = make_renderer(renderer, size, size)
+    try:
+        frames = []
+        for e in range(episodes):
+            states = rollout_states(env, policy, seed + e, jax_policy=jax_policy)
+            frames += list(render_frames(env, states[::frame_every], size, size, renderer=drawer))
+    finally:
+        drawer.close()
+    fps = env.control_dt**-1 / frame_every
+    try:
+        return write_video(frames, path, fps=fps)
+    except ImportError:
+        if Path(path).suffix.lower() != ".mp4":
+            raise
+        return write_video(frames, Path(path).with_suffix(".gif"), fps=fps)

@@ -145,10 +145,13 @@ def wrap_angle(a):
     return jnp.arctan2(jnp.sin(a), jnp.cos(a))
 
 
-def top_view(scene: dict, centre, half: float) -> dict:
+def top_view(scene: dict, centre, half: float, ground: float | None = None) -> dict:
     """``scene`` seen from above (the ground is the model's plane), framed as the square of
-    half-width ``half`` [m] around ``centre`` ``(2,)``."""
+    half-width ``half`` [m] around ``centre`` ``(2,)``; ``ground``: the height [m] of the
+    surface the body lies on (minus its radius: the backbone runs at z = 0), None in a fluid."""
     c = np.asarray(centre, float)
     scene["bounds"] = ((c[0] - half, c[0] + half), (c[1] - half, c[1] + half), (-0.1, 0.1))
     scene["view"] = (90.0, -90.0)
+    if ground is not None:
+        scene["ground"] = float(ground)
     return scene

@@ -295,4 +295,4 @@ class BrittleStarToGoal(GroundLocomotor):
         scene["markers"].append(("goal", np.array([goal[0], goal[1], 0.0]), "tab:green"))
         centre = np.asarray(ps.q)[1:3]
         half = max(0.3, 0.6 * float(np.linalg.norm(goal - centre)) + 0.2)
-        return top_view(scene, 0.5 * (centre + goal), half)
+        return top_view(scene, 0.5 * (centre + goal), half, ground=-float(np.max(self.model.params.radius)))

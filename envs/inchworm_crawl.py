@@ -225,4 +225,4 @@ class InchwormCrawl(GroundLocomotor):
         scene.setdefault("arrows", []).append(
             (np.array([centre[0], centre[1], 0.0]), 0.5 * L * np.array([np.cos(h), np.sin(h), 0.0]), "tab:green")
         )
-        return top_view(scene, centre, 0.3)
+        return top_view(scene, centre, 0.3, ground=-float(np.max(self.model.params.radius)))

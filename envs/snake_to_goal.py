@@ -291,4 +291,5 @@ class SnakeToGoal(GroundLocomotor):
         q = np.asarray(ps.q)
         centre = q[1:3] + 0.5 * float(self.model.total_length) * np.array([np.cos(q[0]), np.sin(q[0])])
         half = max(0.6, 0.6 * float(np.linalg.norm(goal - centre)) + 0.3)
-        return top_view(scene, 0.5 * (centre + goal), half)
+        ground = -float(np.max(self.model.params.radius)) if self.config.medium == "ground" else None
+        return top_view(scene, 0.5 * (centre + goal), half, ground)

@@ -117,7 +117,7 @@ def test_train_writes_the_run_folder(tiny_run):
         "metrics.jsonl",
         "curve.png",
         "eval.json",
-        "rollout.gif",
+        "rollout.mp4",
         "summary.json",
     ):
         assert (run_dir / name).stat().st_size > 0, name
@@ -143,11 +143,19 @@ def test_evaluate_reproduces_the_training_evaluation(tiny_run, tmp_path):
         assert again[key] == pytest.approx(trained[key], rel=1e-5, abs=1e-7), key
 
 
-def test_render_writes_a_gif(tiny_run, tmp_path):
+def test_render_writes_a_gif_and_a_strided_mp4(tiny_run, tmp_path):
+    import imageio.v2 as imageio
+    from PIL import Image
+
     run_dir, _ = tiny_run
     out = tmp_path / "policy.gif"
-    assert cli.main(["render", str(run_dir), "--out", str(out)]) == 0
-    assert out.stat().st_size > 0
+    assert cli.main(["render", str(run_dir), "--out", str(out), "--size", "64", "--renderer", "matplotlib"]) == 0
+    gif = Image.open(out)
+    assert gif.size == (64, 64) and gif.n_frames == 4  # the 6-step episode's 7 states, every 2nd
+    out = tmp_path / "policy.mp4"
+    assert cli.main(["render", str(run_dir), "--out", str(out), "--size", "48", "--frame-every", "3"]) == 0
+    frames = [f for f in imageio.get_reader(out)]
+    assert len(frames) == 3 and frames[0].shape == (48, 48, 3)
 
 
 def test_resume_continues_from_the_saved_step(tiny_run):

@@ -15,9 +15,18 @@ from sorogym.env import GymVectorEnv
 NAMES = sorogym.registry()
 
 
+def _drawn_fraction(frame, scene, renderer) -> float:
+    """The fraction of ``frame``'s pixels that differ from the same view with nothing in it."""
+    from sorogym.render import scene_bounds
+
+    empty = {"bounds": scene_bounds(scene), "view": scene.get("view", (20.0, -60.0)), "ground": scene.get("ground")}
+    background = renderer.render(empty)
+    return float(np.mean(np.any(np.abs(frame.astype(int) - background.astype(int)) > 12, axis=-1)))
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_gymnasium_check_env_and_rendering(name):
-    env = gymnasium.make(f"sorogym/{name}", render_mode="rgb_array", render_size=(160, 120))
+    env = gymnasium.make(f"sorogym/{name}", render_mode="rgb_array", render_size=(160, 120), renderer="mujoco")
     assert env.spec.max_episode_steps == sorogym.make(name).max_episode_steps
     with pytest.warns() as record:
         check_env(env.unwrapped, skip_render_check=False)
@@ -32,8 +41,12 @@ def test_gymnasium_check_env_and_rendering(name):
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     assert isinstance(reward, float) and not terminated and not truncated
     assert "nonfinite" in info and any(k.startswith("reward/") for k in info)
-    frame = env.render()
-    assert frame.shape == (120, 160, 3) and frame.dtype == np.uint8 and frame.std() > 0
+    frame = env.render()  # MuJoCo, headless (EGL)
+    assert frame.shape == (120, 160, 3) and frame.dtype == np.uint8
+    frames = env.unwrapped._frames
+    scene = env.unwrapped.jax_env.render_scene(jax.tree.map(np.asarray, env.unwrapped.state.pipeline_state))
+    assert _drawn_fraction(frame, scene, frames._renderer) > 0.002, "the robot is not in the frame"
+    env.close()
 
 
 def test_gymnasium_time_limit_truncates():
@@ -133,6 +146,30 @@ def test_brax_ppo_trains_through_the_training_wrapper():
     policy = make_policy(params, deterministic=True)
     action, _ = policy(jax.numpy.zeros(16, jax.numpy.float32), jax.random.PRNGKey(0))
     assert action.shape == (4,) and np.all(np.abs(np.asarray(action)) <= 1.0)
+
+
+def test_brax_side_frames_mp4_export_and_renderer_fallback(tmp_path, monkeypatch):
+    import imageio.v2 as imageio
+
+    from sorogym.render import RenderingUnavailable, make_renderer, write_video
+
+    env = sorogym.make("SnakeToGoal-v0")
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.PRNGKey(0), 3))
+    frames = sorogym.env.render_frames(env, states.pipeline_state, 64, 48, renderer="mujoco")
+    assert frames.shape == (3, 48, 64, 3) and frames.dtype == np.uint8
+    assert not np.array_equal(frames[0], frames[1])  # three different goals and headings
+    path = write_video(frames, tmp_path / "clip.mp4", fps=10)
+    back = np.stack([f for f in imageio.get_reader(path)])  # list() would ask the reader for len: inf
+    assert back.shape == (3, 48, 64, 3)
+    with pytest.raises(ValueError, match=".mp4 or .gif"):
+        write_video(frames, tmp_path / "clip.avi")
+    monkeypatch.setenv("MUJOCO_GL", "disabled")
+    with pytest.raises(RenderingUnavailable, match="MUJOCO_GL"):
+        make_renderer("mujoco", 64, 64)
+    with pytest.warns(RuntimeWarning, match="falling back to matplotlib"):
+        fallback = make_renderer("auto", 64, 64)
+    ps = jax.tree.map(lambda x: np.asarray(x)[0], states.pipeline_state)
+    assert fallback.render(env.render_scene(ps)).shape == (64, 64, 3)
 
 
 def test_gif_export(tmp_path):

@@ -11,6 +11,8 @@
   Gymnasium view of a multi-limb env (one agent per limb).
 * :func:`install_brax_compat`: restores the one jax function brax 0.14's trainers call
   (every env constructor calls it, so ``brax.training.agents.ppo.train`` runs unchanged).
+* :func:`render_frames` / :func:`render_state`: frames of a batch (or sequence) of states,
+  or of one, for either face (MuJoCo or matplotlib).
 * :class:`Expert`: model-based expert policies (``env.expert()``) on the full state.
 * :func:`integrator_accuracy`, :func:`random_action_episode`: the env integrator against a
   float64 reference.
@@ -22,12 +24,13 @@ from ._brax import install_brax_compat
 from ._config import EpisodeConfig, config_to_dict, replace_config
 from ._expert import Expert
 from ._registry import canonical_name, env_class, gym_twins, make, register, register_gym_twin, registry
+from ._render import render_frames, render_state
 from ._wrappers import FullResetWrapper, wrap_for_training
 
 
 def __getattr__(name):
     # Gymnasium and SB3 faces load on first use (SB3 pulls in torch).
-    if name in ("GymEnv", "GymVectorEnv", "gym_spaces", "jax_key_from", "render_state"):
+    if name in ("GymEnv", "GymVectorEnv", "gym_spaces", "jax_key_from"):
         from . import _gym
 
         return getattr(_gym, name)
@@ -49,6 +52,8 @@ __all__ = [
     "StepOutputs",
     "make",
     "install_brax_compat",
+    "render_frames",
+    "render_state",
     "registry",
     "register",
     "gym_twins",

@@ -3,7 +3,8 @@
 
 Numpy arrays at the boundary, float32 ``Box`` spaces (actions in [-1, 1]), seeding through
 Gymnasium's ``np_random`` (the JAX key of each reset is drawn from it), ``render_mode =
-"rgb_array"``. The JAX ``reset``/``step`` are jitted once per instance.
+"rgb_array"`` (MuJoCo frames where an OpenGL context exists, matplotlib otherwise:
+``renderer=``). The JAX ``reset``/``step`` are jitted once per instance.
 
 ``info`` carries the env's metrics (``reward/<term>``, task metrics such as
 ``tracking_error`` and ``success``) and info keys (``nonfinite``, ``cost`` where defined) as
@@ -22,6 +23,7 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.vector.vector_env import AutoresetMode
 
 from ._registry import make
+from ._render import render_state
 from ._wrappers import wrap_for_training
 
 #: ``info`` keys of the training wrapper that the Gymnasium faces do not pass on.
@@ -52,12 +54,29 @@ def jax_key_from(np_random: np.random.Generator) -> jax.Array:
     return jax.random.PRNGKey(int(np_random.integers(0, 2**31 - 1)))
 
 
-def render_state(env, pipeline_state, width: int, height: int) -> np.ndarray:
-    """``(height, width, 3)`` uint8 RGB image of one env's physics state."""
-    from ..render import render_rgb
+class _Frames:
+    """The Gymnasium faces' rendering: one renderer (:func:`sorogym.render.make_renderer`)
+    made on the first frame and kept until ``close``."""
 
-    ps = jax.tree.map(np.asarray, pipeline_state)
-    return render_rgb(env.render_scene(ps), width=width, height=height)
+    def __init__(self, kind: str, size):
+        if kind not in ("auto", "mujoco", "matplotlib"):
+            raise ValueError(f"renderer: unknown {kind!r}; use 'auto', 'mujoco' or 'matplotlib'")
+        width, height = (int(v) for v in size)
+        if width < 16 or height < 16:
+            raise ValueError(f"render_size: (width, height) of at least 16 px each, got {tuple(size)}")
+        self.kind, self.size, self._renderer = kind, (width, height), None
+
+    def __call__(self, env, pipeline_state) -> np.ndarray:
+        from ..render import make_renderer
+
+        if self._renderer is None:
+            self._renderer = make_renderer(self.kind, *self.size)
+        return render_state(env, pipeline_state, *self.size, renderer=self._renderer)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
 
 
 class GymEnv(gymnasium.Env):
@@ -67,17 +86,22 @@ class GymEnv(gymnasium.Env):
         env_name: registry name, e.g. ``"TendonTracking-v0"``.
         render_mode: ``None`` or ``"rgb_array"``.
         render_size: ``(width, height)`` of rendered frames [px].
+        renderer: ``"auto"`` (MuJoCo where an OpenGL context exists, else matplotlib),
+            ``"mujoco"`` or ``"matplotlib"`` (:func:`sorogym.render.make_renderer`).
         **overrides: dotted config overrides (see :func:`sorogym.make`).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
 
-    def __init__(self, env_name: str, render_mode: str | None = None, render_size=(480, 480), **overrides):
+    def __init__(
+        self, env_name: str, render_mode: str | None = None, render_size=(480, 480), renderer="auto", **overrides
+    ):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode: only 'rgb_array' is supported, got {render_mode!r}")
         self.jax_env = make(env_name, **overrides)
         self.render_mode = render_mode
         self.render_size = tuple(render_size)
+        self._frames = _Frames(renderer, render_size)
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.jax_env.control_dt)))
         self.observation_space, self.action_space = gym_spaces(self.jax_env)
         self._reset = jax.jit(self.jax_env.reset)
@@ -111,7 +135,11 @@ class GymEnv(gymnasium.Env):
     def render(self):
         if self.render_mode != "rgb_array" or self._state is None:
             return None
-        return render_state(self.jax_env, self._state.pipeline_state, *self.render_size)
+        return self._frames(self.jax_env, self._state.pipeline_state)
+
+    def close(self):
+        self._frames.close()
+        super().close()
 
 
 class GymVectorEnv(gymnasium.vector.VectorEnv):
@@ -131,6 +159,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         max_episode_steps: int | None = None,
         render_mode: str | None = None,
         render_size=(480, 480),
+        renderer="auto",
         **overrides,
     ):
         if int(num_envs) < 1:
@@ -139,6 +168,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.render_size = tuple(render_size)
+        self._frames = _Frames(renderer, render_size)
         self._batched = wrap_for_training(self.jax_env, episode_length=max_episode_steps)
         self.single_observation_space, self.single_action_space = gym_spaces(self.jax_env)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -183,4 +213,8 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         if self.render_mode != "rgb_array" or self._state is None:
             return None
         first = jax.tree.map(lambda x: x[0], self._state.pipeline_state)
-        return render_state(self.jax_env, first, *self.render_size)
+        return self._frames(self.jax_env, first)
+
+    def close(self, **kwargs):
+        self._frames.close()
+        super().close(**kwargs)

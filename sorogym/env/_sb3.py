@@ -18,8 +18,9 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from ._base import SoroEnv
-from ._gym import WRAPPER_INFO_KEYS, gym_spaces, render_state
+from ._gym import WRAPPER_INFO_KEYS, gym_spaces
 from ._registry import make
+from ._render import render_frames
 from ._wrappers import wrap_for_training
 
 
@@ -119,11 +120,7 @@ class SB3VecEnv(VecEnv):
     def get_images(self):
         if self._state is None:
             return [None] * self.num_envs
-        out = []
-        for i in range(self.num_envs):
-            ps = jax.tree.map(lambda x, i=i: x[i], self._state.pipeline_state)
-            out.append(render_state(self.jax_env, ps, 480, 480))
-        return out
+        return list(render_frames(self.jax_env, self._state.pipeline_state, 480, 480))
 
     def _indices(self, indices):
         if indices is None:

@@ -1,4 +1,5 @@
-"""Headless rendering of soft-robot scenes (matplotlib, Agg backend) and GIF export.
+"""Headless rendering of soft-robot scenes (MuJoCo's OpenGL renderer through EGL, or
+matplotlib's Agg backend) and MP4/GIF export.
 
 A *scene* is a plain dict of numpy arrays in the world frame [m]:
 
@@ -28,20 +29,36 @@ mass and inertia, :func:`link_shape`, payloads) build the robot part from a mode
 (``SoroEnv.render_scene``). :func:`render_rgb` draws a scene into an ``(H, W, 3)`` uint8
 array; :func:`write_png` and :func:`write_gif` write frames with Pillow;
 :func:`render_tree` draws (and saves) a tree in one call.
+
+:class:`MujocoRenderer` draws the same scenes with MuJoCo (capsule chains along the rods
+with their local radius, lit, shadowed, with a tracking camera); :func:`make_renderer`
+picks it where an OpenGL context exists (``MUJOCO_GL``; EGL when headless) and falls back
+to matplotlib; :func:`write_video` writes MP4 (imageio-ffmpeg) or GIF.
 """
 
+from ._mujoco import MujocoRenderer, RenderingUnavailable
 from ._scene import (
+    MatplotlibRenderer,
     link_shape,
+    make_renderer,
     render_rgb,
     render_tree,
+    scene_bounds,
     scene_of_model,
     scene_of_rod,
     scene_of_tree,
     write_gif,
     write_png,
+    write_video,
 )
 
 __all__ = [
+    "MujocoRenderer",
+    "MatplotlibRenderer",
+    "RenderingUnavailable",
+    "make_renderer",
+    "write_video",
+    "scene_bounds",
     "render_rgb",
     "render_tree",
     "scene_of_model",

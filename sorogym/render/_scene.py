@@ -179,6 +179,12 @@ def _payload_sites(tree) -> list[tuple[str, float]]:
     return out
 
 
+def scene_bounds(scene: dict) -> np.ndarray:
+    """The view box ``(3, 2)`` [m] of ``scene``: its ``bounds``, or a cube around everything
+    drawn (with a margin; the ground's height included)."""
+    return np.asarray(scene["bounds"], dtype=float) if scene.get("bounds") is not None else _auto_bounds(scene)
+
+
 def _auto_bounds(scene: dict) -> np.ndarray:
     pts = [np.asarray(scene["backbone"])] if scene.get("backbone") is not None else []
     pts += [np.asarray(p) for p, _ in scene.get("rods", [])]
@@ -240,7 +246,7 @@ def render_rgb(scene: dict, width: int = 480, height: int = 480, elev: float = 2
     ax = fig.add_subplot(projection="3d")
     elev, azim = scene.get("view", (elev, azim))
     ax.view_init(elev=elev, azim=azim)
-    bounds = np.asarray(scene["bounds"]) if scene.get("bounds") is not None else _auto_bounds(scene)
+    bounds = scene_bounds(scene)
     if scene.get("ground") is not None:
         (x0, x1), (y0, y1), z = bounds[0], bounds[1], float(scene["ground"])
         ax.plot_surface(
@@ -334,4 +340,73 @@ def write_gif(frames, path, fps: float = 15.0) -> Path:
     if not images:
         raise ValueError("frames: need at least one frame")
     images[0].save(path, save_all=True, append_images=images[1:], duration=int(round(1000.0 / fps)), loop=0)
+    return path
+
+
+class MatplotlibRenderer:
+    """:func:`render_rgb` behind the renderer interface of :func:`make_renderer`."""
+
+    def __init__(self, width: int = 480, height: int = 480):
+        self.width, self.height = int(width), int(height)
+
+    def render(self, scene: dict) -> np.ndarray:
+        return render_rgb(scene, self.width, self.height)
+
+    def close(self) -> None:
+        pass
+
+
+def make_renderer(kind: str = "auto", width: int = 480, height: int = 480):
+    """A renderer (``.render(scene) -> (height, width, 3) uint8``, ``.close()``):
+    ``"mujoco"`` (:class:`~sorogym.render.MujocoRenderer`; raises
+    :class:`~sorogym.render.RenderingUnavailable` naming ``MUJOCO_GL`` without an OpenGL
+    context), ``"matplotlib"`` (:func:`render_rgb`), or ``"auto"``: MuJoCo where it can
+    render, matplotlib otherwise (with a warning saying why)."""
+    if kind not in ("auto", "mujoco", "matplotlib"):
+        raise ValueError(f"renderer: unknown {kind!r}; use 'auto', 'mujoco' or 'matplotlib'")
+    if kind == "matplotlib":
+        return MatplotlibRenderer(width, height)
+    from ._mujoco import MujocoRenderer, RenderingUnavailable
+
+    try:
+        return MujocoRenderer(width, height)
+    except (RenderingUnavailable, ImportError) as err:
+        if kind == "mujoco":
+            raise
+        import warnings
+
+        warnings.warn(f"falling back to matplotlib frames: {err}", RuntimeWarning, stacklevel=2)
+        return MatplotlibRenderer(width, height)
+
+
+def write_video(frames, path, fps: float = 15.0) -> Path:
+    """Write ``frames`` (sequence of ``(H, W, 3)`` uint8) to ``path``: an MP4 (H.264 through
+    imageio's ffmpeg plugin, ``imageio-ffmpeg``) for ``.mp4``, a GIF (:func:`write_gif`) for
+    ``.gif``. Frame sizes are padded to even numbers for H.264."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".gif":
+        return write_gif(frames, path, fps)
+    if suffix != ".mp4":
+        raise ValueError(f"video path: use a .mp4 or .gif file, got {path.name!r}")
+    frames = [np.asarray(f, dtype=np.uint8) for f in frames]
+    if not frames:
+        raise ValueError("frames: need at least one frame")
+    try:
+        import imageio.v2 as imageio
+        import imageio_ffmpeg  # noqa: F401  (the plugin's ffmpeg binary)
+    except ImportError as err:
+        need = "MP4 export needs imageio and imageio-ffmpeg (the 'rl' extra); or write a .gif"
+        raise ImportError(f"{need} ({err})") from err
+    h, w = frames[0].shape[:2]
+    pad = ((0, h % 2), (0, w % 2), (0, 0))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    import warnings
+
+    with warnings.catch_warnings():
+        # the plugin starts ffmpeg with fork + exec; JAX's warning about fork does not apply
+        warnings.filterwarnings("ignore", message="os.fork", category=RuntimeWarning)
+        with imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=1) as writer:
+            for f in frames:
+                writer.append_data(np.pad(f, pad, mode="edge"))
     return path
