@@ -8,6 +8,8 @@
   environment: its name, class, Gymnasium id, default timing, experts and class docstring,
   read from the registry (``sorogym.env.registry()``, ``sorogym.env.env_class(name)``) and
   the classes' default configs. No env is constructed (some build goal banks when they are).
+* ``<!-- sorogym:suite -->`` becomes the leaderboard table of ``results/suite.md``
+  (written by ``scripts/evaluate_suite.py``), without its title.
 * Sphinx roles left in docstrings (``:class:`X```) render as plain code.
 """
 
@@ -25,6 +27,7 @@ from mkdocs.plugins import event_priority
 log = logging.getLogger("mkdocs.hooks.sorogym")
 
 ENV_REFERENCE_MARKER = "<!-- sorogym:env-reference -->"
+SUITE_MARKER = "<!-- sorogym:suite -->"
 _ROLE_MD = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):`(~?)([^`]+)`")
 _ROLE_HTML = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):<code>(~?)([^<]*)</code>")
 
@@ -97,6 +100,10 @@ def _env_section(name: str, cls: type) -> tuple[str, str]:
         ),
         ("episode", f"{_format_seconds(episode_s)} = {steps} steps (time limit of the wrappers)"),
         ("experts", expert_text),
+        (
+            "domain randomisation (supported factors)",
+            ", ".join(f"`{f}` x[{lo:g}, {hi:g}]" for f, (lo, hi) in cls.randomization_limits.items()),
+        ),
     ]
     table = "\n".join(["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in facts])
     section = f"## {name}\n\n{table}\n\n{doc}\n"
@@ -119,9 +126,21 @@ def env_reference() -> str:
     return "\n".join(header + rows) + "\n\n" + "\n".join(sections)
 
 
+def suite_table(root: Path) -> str:
+    """``results/suite.md`` without its title line (the leaderboard)."""
+    path = root / "results" / "suite.md"
+    if not path.is_file():
+        log.warning("results/suite.md is missing: run scripts/evaluate_suite.py")
+        return "*(no leaderboard yet: run `scripts/evaluate_suite.py`)*"
+    lines = path.read_text().splitlines()
+    return "\n".join(lines[1:] if lines and lines[0].startswith("# ") else lines).strip() + "\n"
+
+
 def on_page_markdown(markdown, page, config, files):
     if ENV_REFERENCE_MARKER in markdown:
         markdown = markdown.replace(ENV_REFERENCE_MARKER, env_reference())
+    if SUITE_MARKER in markdown:
+        markdown = markdown.replace(SUITE_MARKER, suite_table(Path(config.config_file_path).resolve().parent))
     return markdown
 
 

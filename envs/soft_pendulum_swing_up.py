@@ -97,7 +97,7 @@ class SwingUpTask:
 class SoftPendulumSwingUp(SoroEnv):
     __doc__ = __doc__
     name = "SoftPendulumSwingUp-v0"
-    randomizable_fields = ("mass", "stiffness", "damping")
+    randomization_limits = {"mass": (0.8, 1.25), "stiffness": (0.5, 2.0), "damping": (0.5, 2.0)}
 
     @classmethod
     def default_config(cls) -> Config:

@@ -21,7 +21,7 @@ DR_CHAIN = (("mass", 0.8, 1.2), ("stiffness", 0.5, 1.5), ("damping", 0.5, 2.0))
 
 
 def _randomization(name):
-    fields = sorogym.env.env_class(name).randomizable_fields
+    fields = sorogym.env.env_class(name).randomization_limits
     return tuple(r for r in DR + DR_CHAIN if r[0] in fields)
 
 
@@ -161,6 +161,11 @@ def test_bad_configuration_fails_at_construction(name):
         sorogym.make(name, randomization=(("no_such_field", 0.5, 1.5),))
     with pytest.raises(ValueError, match="randomization"):
         sorogym.make(name, randomization=((_randomization(name)[0][0], 1.5, 0.5),))
+    # wider than the env supports: refused, naming the field and the supported range
+    field, (low, high) = next(iter(sorogym.env.env_class(name).randomization_limits.items()))
+    with pytest.raises(ValueError, match=rf"{field} factors .* outside the range {name} supports, \[{low}, {high}\]"):
+        sorogym.make(name, randomization=((field, low, 1.01 * high),))
+    sorogym.make(name, randomization=((field, low, high),))  # the full supported range is accepted
 
 
 def test_dotted_overrides_reach_nested_config():

@@ -33,7 +33,7 @@ from jaxtyping import Array
 from ..models import SoftRobot
 from ..sim import FIXED_STEP_SCHEMES
 from ._brax import import_brax_envs, install_brax_compat
-from ._config import RANDOMIZABLE_FIELDS, check_randomization, replace_config
+from ._config import RANDOMIZATION_LIMITS, check_randomization, replace_config
 
 _brax_envs = import_brax_envs()
 Env, State = _brax_envs.Env, _brax_envs.State
@@ -99,8 +99,11 @@ class SoroEnv(Env, abc.ABC):
     #: Overrides for the float64 reference copy in accuracy checks (the reference replays
     #: the task state of the checked run, so costly task set-up can be skipped there).
     reference_overrides: ClassVar[dict] = {}
-    #: Parameter fields that ``config.randomization`` may scale (the rod models' by default).
-    randomizable_fields: ClassVar[tuple[str, ...]] = RANDOMIZABLE_FIELDS
+    #: Parameter fields that ``config.randomization`` may scale, with the widest factors
+    #: ``(low, high)`` supported for each (the rod models' fields by default, see
+    #: :data:`~sorogym.env._config.RANDOMIZATION_LIMITS`); wider ranges are refused at
+    #: construction.
+    randomization_limits: ClassVar[dict[str, tuple[float, float]]] = RANDOMIZATION_LIMITS
     #: Control steps of the accuracy check (:func:`~sorogym.env.integrator_accuracy`):
     #: ``None`` for a whole episode; a locomotor sets a short horizon, since its position
     #: error grows with the distance travelled under any integrator.
@@ -141,7 +144,7 @@ class SoroEnv(Env, abc.ABC):
             raise ValueError(f"theta: must lie in [0.5, 1] (0.5: trapezoidal; 1: backward Euler), got {config.theta!r}")
         if not (isinstance(config.line_load_iterations, int) and config.line_load_iterations >= 0):
             raise ValueError(f"line_load_iterations: must be an integer >= 0, got {config.line_load_iterations!r}")
-        check_randomization(config.randomization, cls.randomizable_fields)
+        check_randomization(config.randomization, cls.randomization_limits, cls.name)
         if config.integrator not in FIXED_STEP_SCHEMES:
             raise ValueError(f"integrator: unknown {config.integrator!r}; use one of {tuple(FIXED_STEP_SCHEMES)}")
 

@@ -127,26 +127,45 @@ def config_to_dict(config: Any) -> Any:
     return config
 
 
-RANDOMIZABLE_FIELDS = ("length", "radius", "density", "young_modulus", "shear_modulus", "damping")
+#: The widest factors ``(low, high)`` an env supports per field unless it says otherwise
+#: (``SoroEnv.randomization_limits``): within them no episode diverges under any action
+#: (``scripts/soak_envs.py``: 1M steps of uniform, bang-bang and held-extreme actions).
+RANDOMIZATION_LIMITS = {
+    "length": (0.9, 1.1),
+    "radius": (0.9, 1.1),
+    "density": (0.8, 1.25),
+    "young_modulus": (0.5, 2.0),
+    "shear_modulus": (0.5, 2.0),
+    "damping": (0.5, 2.0),
+}
 
 
-def check_randomization(ranges: tuple, fields: tuple[str, ...] = RANDOMIZABLE_FIELDS) -> None:
-    """Validate domain-randomisation ranges ``((field, low, high), ...)`` (multiplicative
-    factors applied per segment or joint to the model's parameter ``fields``: by default the
-    :class:`~sorogym.models.RodParams` fields of :data:`RANDOMIZABLE_FIELDS`)."""
+def check_randomization(ranges: tuple, limits: dict | None = None, env: str = "this env") -> None:
+    """Validate domain-randomisation ranges ``((field, low, high), ...)``: multiplicative
+    factors applied per segment or joint to the model's parameter ``field``, which must be
+    a key of ``limits`` (``field -> (lowest, highest)`` factors supported; by default
+    :data:`RANDOMIZATION_LIMITS`, the :class:`~sorogym.models.RodParams` fields) with
+    ``lowest <= low <= high <= highest``."""
+    limits = RANDOMIZATION_LIMITS if limits is None else limits
     for entry in ranges:
         if len(entry) != 3:
             raise ValueError(f"randomization: entries are (field, low, high), got {entry!r}")
         name, lo, hi = entry
-        if name not in fields:
-            raise ValueError(f"randomization: unknown field {name!r}; use one of {fields}")
+        if name not in limits:
+            raise ValueError(f"randomization: unknown field {name!r}; use one of {tuple(limits)}")
         if not (0.0 < float(lo) <= float(hi)):
             raise ValueError(f"randomization: {name} factors must satisfy 0 < low <= high, got ({lo}, {hi})")
+        low, high = limits[name]
+        if float(lo) < low or float(hi) > high:
+            raise ValueError(
+                f"randomization: {name} factors ({lo}, {hi}) lie outside the range {env} supports, "
+                f"[{low}, {high}] (wider ranges are not checked to stay stable)"
+            )
 
 
 __all__ = [
     "replace_config",
     "config_to_dict",
     "check_randomization",
-    "RANDOMIZABLE_FIELDS",
+    "RANDOMIZATION_LIMITS",
 ]
