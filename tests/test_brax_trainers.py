@@ -27,7 +27,9 @@ def _brax_trainers_body():
     from brax.training.agents.sac import train as sac
 
     env = sorogym.make("TendonTracking-v0")
-    # brax's default wrapping (its own VmapWrapper, EpisodeWrapper, AutoResetWrapper).
+    # brax's default wrapping (its own VmapWrapper, EpisodeWrapper, AutoResetWrapper);
+    # sorogym's own training wrapper goes through this trainer in tests/test_agents.py
+    seen = []
     make_policy, params, metrics = ppo.train(
         environment=env,
         num_timesteps=512,
@@ -40,7 +42,9 @@ def _brax_trainers_body():
         num_evals=2,
         num_eval_envs=4,
         seed=0,
+        progress_fn=lambda step, m: seen.append(step),
     )
+    assert len(seen) == 2 and seen[-1] >= 512
     assert np.isfinite(float(metrics["eval/episode_reward"])), metrics
     action, _ = make_policy(params, deterministic=True)(jax.numpy.zeros(16), jax.random.PRNGKey(0))
     assert action.shape == (4,) and np.all(np.abs(np.asarray(action)) <= 1.0)

@@ -120,34 +120,6 @@ def _sb3_vecenv_body():
     assert all(np.isfinite(e["r"]) for e in model.ep_info_buffer)
 
 
-def test_brax_ppo_trains_through_the_training_wrapper():
-    from brax.training.agents.ppo import train as ppo
-
-    env = sorogym.make("TendonTracking-v0")
-    seen = []
-    make_policy, params, metrics = ppo.train(
-        environment=env,
-        num_timesteps=640,
-        episode_length=8,
-        num_envs=8,
-        batch_size=8,
-        unroll_length=4,
-        num_minibatches=2,
-        num_updates_per_batch=1,
-        num_evals=2,
-        num_eval_envs=4,
-        normalize_observations=True,
-        wrap_env_fn=sorogym.env.wrap_for_training,
-        seed=0,
-        progress_fn=lambda step, m: seen.append(step),
-    )
-    assert len(seen) == 2 and seen[-1] >= 640
-    assert np.isfinite(float(metrics["eval/episode_reward"]))
-    policy = make_policy(params, deterministic=True)
-    action, _ = policy(jax.numpy.zeros(16, jax.numpy.float32), jax.random.PRNGKey(0))
-    assert action.shape == (4,) and np.all(np.abs(np.asarray(action)) <= 1.0)
-
-
 def test_brax_side_frames_mp4_export_and_renderer_fallback(tmp_path, monkeypatch):
     import imageio.v2 as imageio
 
