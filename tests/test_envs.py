@@ -21,8 +21,9 @@ DR_CHAIN = (("mass", 0.8, 1.2), ("stiffness", 0.5, 1.5), ("damping", 0.5, 2.0))
 
 
 def _randomization(name):
-    fields = sorogym.env.env_class(name).randomization_limits
-    return tuple(r for r in DR + DR_CHAIN if r[0] in fields)
+    """DR (or DR_CHAIN) clipped to the ranges the env supports."""
+    limits = sorogym.env.env_class(name).randomization_limits
+    return tuple((f, max(lo, limits[f][0]), min(hi, limits[f][1])) for f, lo, hi in DR + DR_CHAIN if f in limits)
 
 
 @functools.cache
