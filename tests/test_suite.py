@@ -1,0 +1,52 @@
+"""The leaderboard (results/suite.json, written by scripts/evaluate_suite.py): complete for
+every registered env and kind of policy, and reproduced by evaluating again."""
+
+import json
+from pathlib import Path
+
+import pytest
+from _isolated import REPO_ROOT
+from _scripts import load_script
+
+import sorogym
+
+SUITE = Path(REPO_ROOT) / "results" / "suite.json"
+#: envs whose SB3 baseline is not trained yet (configs/sb3/ has their run configs); shrink
+#: this set as results/<env>/sb3_ppo/ lands, the test below fails until it matches
+SB3_PENDING = {"SoftPendulumSwingUp-v0", "SnakeToGoal-v0", "SnakeOnSlope-v0", "SwimmerToGoal-v0", "InchwormCrawl-v0"}
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return json.loads(SUITE.read_text())
+
+
+def test_every_env_has_a_row_of_every_kind(suite):
+    kinds = load_script("evaluate_suite").KINDS
+    assert tuple(suite["kinds"]) == kinds
+    have = {(r["env"], r["kind"]) for r in suite["rows"]}
+    missing = [(env, kind) for env in sorogym.registry() for kind in kinds if (env, kind) not in have]
+    pending = {(env, "sb3_ppo") for env in SB3_PENDING}
+    assert set(missing) == pending, f"leaderboard rows missing: {sorted(set(missing) - pending)}; landed: " + str(
+        sorted(pending - set(missing))
+    )
+    for env in sorogym.registry():
+        assert (
+            Path(REPO_ROOT) / "configs" / "sb3" / f"{load_script('evaluate_suite').results_folder(env)}.yaml"
+        ).is_file()
+    for r in suite["rows"]:
+        assert r["episodes"] == suite["meta"]["episodes"] and 0.0 <= r["success"] <= 1.0, r
+        if r["kind"] in ("ppo", "sb3_ppo"):
+            assert r["env_steps"] > 0 and r["train_wall_s"] > 0 and r["run"].startswith("results/"), r
+
+
+def test_rows_are_reproduced_by_evaluating_again(suite):
+    # SnakeToGoal-v0: a randomised task (stiffness, damping, density) and its brax PPO policy
+    script = load_script("evaluate_suite")
+    meta = suite["meta"]
+    rows = script.evaluate_env("SnakeToGoal-v0", ("random", "ppo"), meta["episodes"], meta["seed"], SUITE.parent)
+    committed = {r["policy"]: r for r in suite["rows"] if r["env"] == "SnakeToGoal-v0"}
+    assert [r["policy"] for r in rows] == ["random", "ppo"]
+    for row in rows:
+        for key in ("success", "final_success", "error_mean", "return_mean"):
+            assert row[key] == pytest.approx(committed[row["policy"]][key], rel=1e-4, abs=1e-6), (row["policy"], key)
