@@ -41,7 +41,7 @@ from flax import struct
 
 from sorogym.actuation import Tendons
 from sorogym.control import SecondOrderGains
-from sorogym.env import EpisodeConfig, Expert, PhysicsState, SoroEnv, StepOutputs, register
+from sorogym.env import RANDOMIZATION_LIMITS, EpisodeConfig, Expert, PhysicsState, SoroEnv, StepOutputs, register
 from sorogym.models import PCS, RodParams, check_positive_fields
 
 from ._common import clf_tensions, quasi_static_tensions, tip_position_velocity
@@ -200,14 +200,7 @@ class TendonTracking(SoroEnv):
     name = "TendonTracking-v0"
     # Moduli down to x0.8 (not the rods' default x0.5): held extreme tensions on an arm
     # softer than that diverged in 1 of 3,073 soak episodes (scripts/soak_envs.py).
-    randomization_limits = {
-        "length": (0.9, 1.1),
-        "radius": (0.9, 1.1),
-        "density": (0.8, 1.25),
-        "young_modulus": (0.8, 2.0),
-        "shear_modulus": (0.8, 2.0),
-        "damping": (0.5, 2.0),
-    }
+    randomization_limits = {**RANDOMIZATION_LIMITS, "young_modulus": (0.8, 2.0), "shear_modulus": (0.8, 2.0)}
 
     @classmethod
     def default_config(cls) -> Config:

@@ -21,7 +21,7 @@
 from ._accuracy import integrator_accuracy, random_action_episode
 from ._base import PhysicsState, SoroEnv, StepOutputs
 from ._brax import install_brax_compat
-from ._config import EpisodeConfig, config_to_dict, replace_config
+from ._config import RANDOMIZATION_LIMITS, EpisodeConfig, config_to_dict, replace_config
 from ._expert import Expert
 from ._registry import canonical_name, env_class, gym_twins, make, register, register_gym_twin, registry
 from ._render import render_frames, render_state
@@ -64,6 +64,7 @@ __all__ = [
     "FullResetWrapper",
     "replace_config",
     "EpisodeConfig",
+    "RANDOMIZATION_LIMITS",
     "config_to_dict",
     "integrator_accuracy",
     "random_action_episode",
