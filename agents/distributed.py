@@ -16,15 +16,15 @@ How processes find one another (:class:`ProcessGroup`):
   (``mpirun``) and Kubernetes job indices itself; ``JAX_COORDINATOR_ADDRESS`` overrides the
   coordinator it picks.
 
-On CPU the collectives go through gloo (set here unless ``JAX_CPU_COLLECTIVES_IMPLEMENTATION``
-says otherwise); GPUs use NCCL, TPUs their own interconnect.
+On CPU the collectives go through gloo (jax's default; ``JAX_CPU_COLLECTIVES_IMPLEMENTATION``
+chooses another); GPUs use NCCL, TPUs their own interconnect. Nothing here changes jax's
+configuration.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 
 import jax
 import numpy as np
@@ -71,8 +71,6 @@ def initialize(group: ProcessGroup) -> None:
     Must run before the first JAX computation of the process."""
     if not group.requested:
         return
-    if "JAX_CPU_COLLECTIVES_IMPLEMENTATION" not in os.environ:
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(
         coordinator_address=group.coordinator,
         num_processes=group.num_processes,

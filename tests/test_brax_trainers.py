@@ -30,18 +30,14 @@ def _brax_trainers_body():
     # brax's default wrapping (its own VmapWrapper, EpisodeWrapper, AutoResetWrapper);
     # sorogym's own training wrapper goes through this trainer in tests/test_agents.py
     seen = []
+    shared = dict(environment=env, episode_length=8, num_envs=8, num_evals=2, num_eval_envs=4, seed=0)
     make_policy, params, metrics = ppo.train(
-        environment=env,
+        **shared,
         num_timesteps=512,
-        episode_length=8,
-        num_envs=8,
         batch_size=8,
         unroll_length=4,
         num_minibatches=2,
         num_updates_per_batch=1,
-        num_evals=2,
-        num_eval_envs=4,
-        seed=0,
         progress_fn=lambda step, m: seen.append(step),
     )
     assert len(seen) == 2 and seen[-1] >= 512
@@ -50,17 +46,7 @@ def _brax_trainers_body():
     assert action.shape == (4,) and np.all(np.abs(np.asarray(action)) <= 1.0)
 
     make_policy, params, metrics = sac.train(
-        environment=env,
-        num_timesteps=256,
-        episode_length=8,
-        num_envs=8,
-        num_eval_envs=4,
-        batch_size=16,
-        min_replay_size=64,
-        max_replay_size=512,
-        grad_updates_per_step=1,
-        num_evals=2,
-        seed=0,
+        **shared, num_timesteps=256, batch_size=16, min_replay_size=64, max_replay_size=512, grad_updates_per_step=1
     )
     assert np.isfinite(float(metrics["eval/episode_reward"])), metrics
     action, _ = make_policy(params, deterministic=True)(jax.numpy.zeros(16), jax.random.PRNGKey(0))

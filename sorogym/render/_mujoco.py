@@ -17,6 +17,7 @@ and without a display, EGL. When no context can be made, :class:`RenderingUnavai
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -246,7 +247,6 @@ class MujocoRenderer:
         self.close()
 
     def __del__(self):
-        try:
+        # at interpreter exit the GL library may already be gone: nothing left to free then
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass

@@ -353,7 +353,8 @@ class MatplotlibRenderer:
         return render_rgb(scene, self.width, self.height)
 
     def close(self) -> None:
-        pass
+        """Nothing to free: every frame makes and drops its own figure."""
+        return None
 
 
 def make_renderer(kind: str = "auto", width: int = 480, height: int = 480):
