@@ -158,16 +158,54 @@ def test_render_writes_a_gif_and_a_strided_mp4(tiny_run, tmp_path):
     assert len(frames) == 3 and frames[0].shape == (48, 48, 3)
 
 
-def test_resume_continues_from_the_saved_step(tiny_run):
+def test_resume_continues_from_the_saved_policy_value_and_normaliser(tiny_run, monkeypatch):
+    """A resumed run hands brax the saved (normaliser, policy, value) parameters: brax's
+    step-0 parameters (its first ``policy_params_fn`` call, after it applied
+    ``restore_params``) equal the checkpoint's leaf for leaf, and training then moves them.
+    brax re-creates the optimiser state, which its trainer does not expose."""
+    import brax.training.agents.ppo.train as brax_ppo_train
+
     run_dir, root = tiny_run
-    saved = ckpt.load_meta(run_dir)["step"]
+    saved_params, meta, _ = ckpt.load_ppo(run_dir)
+    seen = []
+    original = brax_ppo_train.train
+
+    def spy(*args, policy_params_fn, **kwargs):
+        def record(step, make_policy, params):
+            seen.append((int(step), jax.tree.map(np.asarray, params)))
+            policy_params_fn(step, make_policy, params)
+
+        return original(*args, policy_params_fn=record, **kwargs)
+
+    monkeypatch.setattr(brax_ppo_train, "train", spy)
     args = _train_args(root, "second", **{"ppo.num_timesteps": 640, "logging.video": False})
     assert cli.main(args + ["--resume", str(run_dir)]) == 0
     second = run_dir.parent / "second"
+    step0, start = seen[0]
+    assert step0 == 0
+    flat_saved, tree_saved = jax.tree.flatten(saved_params)
+    flat_start, tree_start = jax.tree.flatten(start)
+    assert tree_saved == tree_start and len(flat_saved) >= 8  # normaliser count/mean/std, two MLPs
+    for a, b in zip(flat_saved, flat_start):
+        np.testing.assert_array_equal(np.asarray(a), b)
+    final, _, _ = ckpt.load_ppo(second)
+    assert any(not np.array_equal(a, b) for a, b in zip(flat_saved, jax.tree.leaves(final)))
     rows = [json.loads(line) for line in (second / "metrics.jsonl").read_text().splitlines()]
-    assert rows[0]["step"] == saved and rows[-1]["step"] >= 640
+    assert rows[0]["step"] == meta["step"] and rows[-1]["step"] >= 640
     assert ckpt.load_meta(second)["step"] >= 640
     assert json.loads((second / "eval.json").read_text())["env_steps"] >= 640
+
+
+def test_resume_refuses_a_checkpoint_of_other_networks_or_a_distilled_run(tiny_run):
+    run_dir, root = tiny_run
+    wider = _train_args(root, "wider", **{"ppo.policy_hidden_layer_sizes": [16, 16], "logging.video": False})
+    with pytest.raises(ValueError, match=r"resume: the checkpoint does not fit this run \(policy_hidden_layer_sizes"):
+        cli.main(wider + ["--resume", str(run_dir)])
+    from sorogym.agents.distill import train_distill
+
+    config = build_config({}, {"algo": "bc", "env": "TendonTracking-v0"})
+    with pytest.raises(ValueError, match="resume: bc runs do not resume; warm-start PPO"):
+        train_distill(config, None, root, lambda step, row: None, resume_from=run_dir)
 
 
 def test_export_copies_results_and_checkpoint(tiny_run, tmp_path):
@@ -268,6 +306,36 @@ def _sb3_baseline_body(tmp_path):
     assert again["return_mean"] == pytest.approx(result["return_mean"], rel=1e-5)
     assert len(list((run_dir / "checkpoints").glob("step_*"))) >= 2
     assert (ckpt.latest(run_dir / "checkpoints") / "vecnormalize.pkl").exists()
+
+    # Resume: SB3's learn starts from the saved policy, value and VecNormalize statistics
+    from stable_baselines3 import PPO
+
+    from sorogym.agents.sb3 import load_sb3
+
+    saved, meta, normalizer = load_sb3(run_dir)
+    seen = {}
+    learn = PPO.learn
+
+    def spy(model, *args, **kwargs):
+        seen["weights"] = {k: v.clone() for k, v in model.policy.state_dict().items()}
+        seen["obs_rms"] = (model.get_env().obs_rms.mean.copy(), model.get_env().obs_rms.var.copy())
+        seen["step"] = model.num_timesteps
+        return learn(model, *args, **kwargs)
+
+    PPO.learn = spy
+    try:
+        more = build_config({}, {**overrides, "sb3_ppo.total_timesteps": 256})
+        second = run.train(more, resume=str(run_dir), run_id="sb3-resumed", quiet=True)
+    finally:
+        PPO.learn = learn
+    assert seen["step"] == meta["step"] >= 128
+    for name, value in saved.policy.state_dict().items():
+        assert bool((seen["weights"][name] == value).all()), name
+    np.testing.assert_array_equal(seen["obs_rms"][0], normalizer.obs_rms.mean)
+    np.testing.assert_array_equal(seen["obs_rms"][1], normalizer.obs_rms.var)
+    assert json.loads((second / "eval.json").read_text())["env_steps"] >= 256
+    with pytest.raises(ValueError, match="resume: checkpoint is for TendonTracking-v0, the config trains"):
+        run.train(build_config({}, {**overrides, "env": "TendonReaching-v0"}), resume=str(run_dir), quiet=True)
 
 
 def test_committed_checkpoint_reproduces_its_evaluation():

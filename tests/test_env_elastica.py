@@ -92,14 +92,21 @@ def test_same_seed_same_task_on_both_backends():
     o_pcs, i_pcs = pcs.reset(seed=7)
     np.testing.assert_array_equal(o_rod, o_pcs)  # both at rest; same target
     assert set(i_rod) == set(i_pcs)
+    tip_at_rest = o_pcs[:3].copy()
     for a in ([1, 0, 0.5, -1], [1, 0.2, 1, 0], [-0.3, 0, 1, 0]):
         o_rod, r_rod, term, trunc, i_rod = rod.step(np.array(a, np.float32))
         o_pcs, r_pcs, *_, i_pcs = pcs.step(np.array(a, np.float32))
         np.testing.assert_array_equal(o_rod[6:], o_pcs[6:])  # tensions and target
         assert set(i_rod) == set(i_pcs)
         assert not term and not trunc and np.isfinite(r_rod)
-        # the two backends track each other closely for small bends
-        assert np.linalg.norm(o_rod[:3] - o_pcs[:3]) < 0.02
+        # The two backends move the tip alike, measured against how far it moved: the gap is
+        # 10, 17 and 24 % of the PCS tip's displacement over these three steps (1.6, 6.7 and
+        # 13.6 mm; the Cosserat rod lags as its damping is matched on the first mode only),
+        # and the two displacements point the same way (cosine 0.998 at the third step).
+        moved_pcs, moved_rod = o_pcs[:3] - tip_at_rest, o_rod[:3] - tip_at_rest
+        assert np.linalg.norm(moved_pcs) > 1e-3
+        assert np.linalg.norm(o_rod[:3] - o_pcs[:3]) < 0.3 * np.linalg.norm(moved_pcs)
+        assert moved_rod @ moved_pcs > 0.98 * np.linalg.norm(moved_rod) * np.linalg.norm(moved_pcs)
 
 
 def test_both_backends_compute_the_task_from_the_physical_state_alike():
