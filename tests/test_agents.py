@@ -130,7 +130,16 @@ def test_train_writes_the_run_folder(tiny_run):
     assert resolved["env"] == "TendonTracking-v0" and resolved["ppo"]["num_envs"] == 8
     assert "git_revision" in resolved["run"]
     assert ckpt.latest(run_dir / "checkpoints") is not None
-    assert list((run_dir / "wandb").glob("offline-run-*")), "wandb offline run missing"
+    # the offline wandb run holds the same rows as metrics.jsonl, value for value, and the
+    # final evaluation in its summary
+    from _wandb_records import logged
+
+    (run_file,) = (run_dir / "wandb").glob("offline-run-*/run-*.wandb")
+    history, summary = logged(run_file)
+    assert history == rows and len(rows) >= 2
+    final = json.loads((run_dir / "summary.json").read_text())
+    scalars = {k: v for k, v in final.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    assert scalars and all(summary[k] == pytest.approx(v, rel=1e-12) for k, v in scalars.items())
 
 
 def test_evaluate_reproduces_the_training_evaluation(tiny_run, tmp_path):
@@ -145,7 +154,7 @@ def test_evaluate_reproduces_the_training_evaluation(tiny_run, tmp_path):
 
 def test_render_writes_a_gif_and_a_strided_mp4(tiny_run, tmp_path):
     import imageio.v2 as imageio
-    from PIL import Image
+    from PIL import Image, ImageSequence
 
     run_dir, _ = tiny_run
     out = tmp_path / "policy.gif"
@@ -156,6 +165,11 @@ def test_render_writes_a_gif_and_a_strided_mp4(tiny_run, tmp_path):
     assert cli.main(["render", str(run_dir), "--out", str(out), "--size", "48", "--frame-every", "3"]) == 0
     frames = [f for f in imageio.get_reader(out)]
     assert len(frames) == 3 and frames[0].shape == (48, 48, 3)
+    # the frames show the episode's different states (the arm bends, the target moves on)
+    gif_frames = [np.asarray(frame.convert("RGB")) for frame in ImageSequence.Iterator(gif)]
+    for shown in (gif_frames, frames):
+        change = np.mean(np.any(np.abs(shown[0].astype(int) - shown[-1].astype(int)) > 12, axis=-1))
+        assert change > 1e-3, change
 
 
 def test_resume_continues_from_the_saved_policy_value_and_normaliser(tiny_run, monkeypatch):

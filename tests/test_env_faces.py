@@ -56,20 +56,59 @@ def test_gymnasium_time_limit_truncates():
     assert flags == [False, False, True]
 
 
-def test_vector_env_same_step_autoreset_with_final_obs():
+def test_vector_env_same_step_autoreset_with_final_obs_and_final_info():
+    """The vector env against the unbatched brax env stepped by hand with the same keys and
+    actions: the observation and metrics that ended each episode (``final_obs``,
+    ``final_info``), the fresh episode's first observation (the env's own reset with the
+    key the training wrapper derives), and seeded resets that repeat."""
+    from sorogym.env import jax_key_from
+
     T = 3
     venv = gymnasium.make_vec("sorogym/TendonTracking-v0", num_envs=4, max_episode_steps=T)
     assert isinstance(venv.unwrapped, GymVectorEnv)
     obs, infos = venv.reset(seed=0)
     assert obs.shape == (4, 16) and obs.dtype == np.float32
-    for _ in range(T):
-        obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
+    again, _ = venv.reset(seed=0)
+    np.testing.assert_array_equal(obs, again)
+    assert not np.array_equal(obs, venv.reset(seed=1)[0])  # another seed, other targets
+    obs, infos = venv.reset(seed=0)
+    env = sorogym.make("TendonTracking-v0")
+    keys = jax.random.split(jax_key_from(gymnasium.utils.seeding.np_random(0)[0]), 4)
+    states = [jax.jit(env.reset)(k) for k in keys]
+    np.testing.assert_allclose(obs, np.stack([np.asarray(s.obs) for s in states]), rtol=1e-6, atol=1e-7)
+    actions = np.random.default_rng(3).uniform(-1, 1, (T, 4, 4)).astype(np.float32)
+    step = jax.jit(env.step)
+    for t in range(T):
+        obs, rew, term, trunc, infos = venv.step(actions[t])
+        states = [step(s, a) for s, a in zip(states, actions[t])]
+        np.testing.assert_allclose(rew, [float(s.reward) for s in states], rtol=1e-5, atol=1e-6)
+        if t < T - 1:
+            assert not (term.any() or trunc.any()) and "final_obs" not in infos and "final_info" not in infos
     assert trunc.all() and not term.any()
-    assert infos["_final_obs"].all()
-    final = np.stack(list(infos["final_obs"]))
-    assert final.shape == (4, 16) and not np.allclose(final, obs)
+    assert infos["_final_obs"].all() and infos["_final_info"].all()
+    by_hand = np.stack([np.asarray(s.obs) for s in states])
+    np.testing.assert_allclose(np.stack(list(infos["final_obs"])), by_hand, rtol=1e-5, atol=1e-6)
+    for key in ("tracking_error", "success", "nonfinite"):
+        assert infos["final_info"]["_" + key].all()
+        expected = [float(s.metrics[key] if key in s.metrics else s.info[key]) for s in states]
+        np.testing.assert_allclose(infos["final_info"][key], expected, rtol=1e-5, atol=1e-7)
+    fresh = [jax.jit(env.reset)(jax.random.fold_in(s.pipeline_state.rng, 0x5EED)) for s in states]
+    np.testing.assert_allclose(obs, np.stack([np.asarray(s.obs) for s in fresh]), rtol=1e-6, atol=1e-7)
     obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
-    assert not trunc.any() and "final_obs" not in infos
+    assert not trunc.any() and "final_obs" not in infos and "final_info" not in infos
+
+
+def test_vector_env_terminated_episodes_reset_in_the_same_step():
+    """Episodes that end by divergence (a bound any motion exceeds) are terminated, not
+    truncated, and reset at once; their final info says ``nonfinite``."""
+    venv = gymnasium.make_vec("sorogym/TendonTracking-v0", num_envs=3, divergence_bound=1e-9)
+    obs0, _ = venv.reset(seed=4)
+    obs, rew, term, trunc, infos = venv.step(np.ones((3, 4), np.float32))
+    assert term.all() and not trunc.any()
+    np.testing.assert_array_equal(infos["final_info"]["nonfinite"], [1.0, 1.0, 1.0])
+    final = np.stack(list(infos["final_obs"]))
+    np.testing.assert_array_equal(final[:, :6], obs0[:, :6])  # the tip's state before the step is kept
+    assert np.all(np.isfinite(obs)) and not np.array_equal(obs[:, 12:], obs0[:, 12:])  # new episodes, new targets
 
 
 def test_wrong_action_shape_or_dtype_is_a_clear_error_on_every_face():
@@ -109,11 +148,25 @@ def _sb3_vecenv_body():
     venv = SB3VecEnv("TendonTracking-v0", num_envs=4, episode_length=5, seed=1)
     obs = venv.reset()
     assert obs.shape == (4, 16)
+    # the same episodes stepped by hand on the unbatched env: keys split from the seed
+    env = venv.jax_env
+    states = [jax.jit(env.reset)(k) for k in jax.random.split(jax.random.PRNGKey(1), 4)]
+    step = jax.jit(env.step)
+    returns = np.zeros(4)
     for k in range(5):
-        obs, rewards, dones, infos = venv.step(np.random.default_rng(k).uniform(-1, 1, (4, 4)))
+        actions = np.random.default_rng(k).uniform(-1, 1, (4, 4)).astype(np.float32)
+        obs, rewards, dones, infos = venv.step(actions)
+        states = [step(s, a) for s, a in zip(states, actions)]
+        returns += [float(s.reward) for s in states]
+        assert dones.all() if k == 4 else not dones.any()
     assert dones.all()
-    assert all(i["TimeLimit.truncated"] and i["terminal_observation"].shape == (16,) for i in infos)
+    assert all(i["TimeLimit.truncated"] for i in infos)
+    for i, s in zip(infos, states):
+        np.testing.assert_allclose(i["terminal_observation"], np.asarray(s.obs), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(i["tracking_error"], float(s.metrics["tracking_error"]), rtol=1e-5)
+    assert not any(np.allclose(o, i["terminal_observation"]) for o, i in zip(obs, infos))  # reset at once
     assert all(i["episode"]["l"] == 5 for i in infos)
+    np.testing.assert_allclose([i["episode"]["r"] for i in infos], returns, rtol=1e-5)
     model = sb3.PPO("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=128)
     assert len(model.ep_info_buffer) > 0

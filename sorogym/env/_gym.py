@@ -147,7 +147,11 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
 
     Finished episodes are reset in the same ``step`` with fresh randomness; the observation
     that ended an episode is in ``infos["final_obs"]`` (object array, ``None`` elsewhere)
-    with the mask ``infos["_final_obs"]``, as Gymnasium's ``SAME_STEP`` mode specifies.
+    with the mask ``infos["_final_obs"]``, and that step's metrics and info in
+    ``infos["final_info"]`` (a dict of per-env arrays, zero where no episode ended, each with
+    its ``_key`` mask; mask ``infos["_final_info"]``), as Gymnasium's ``SAME_STEP`` mode
+    specifies. The top-level metrics of a reset env are those of its final step too (the
+    reset itself has no metrics).
     """
 
     metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP}
@@ -207,6 +211,13 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
             for i in np.flatnonzero(done):
                 objs[i] = final[i]
             infos["final_obs"], infos["_final_obs"] = objs, done.copy()
+            # the metrics and info of the step that ended each episode, zero where none ended
+            final_info: dict[str, Any] = {}
+            for k, v in items.items():
+                v = np.array(v)
+                final_info[k] = np.where(done.reshape(done.shape + (1,) * (v.ndim - 1)), v, np.zeros_like(v))
+                final_info["_" + k] = done.copy()
+            infos["final_info"], infos["_final_info"] = final_info, done.copy()
         return infos
 
     def render(self):
