@@ -172,3 +172,26 @@ def test_bad_configuration_fails_at_construction(name):
 def test_dotted_overrides_reach_nested_config():
     env = sorogym.make("TendonTracking-v0", **{"reward.scales.success": 0.0}, target__radius=0.08)
     assert env.config.reward.scales.success == 0.0 and env.config.target.radius == 0.08
+
+
+def test_randomisation_draws_stay_within_and_fill_their_ranges():
+    """512 episodes' parameters against the nominal ones: every factor inside its range,
+    the range filled (extremes within 5 % of its ends, mean within 4 standard errors of the
+    midpoint), entries (segments, damping's strains) drawn independently, and fields left
+    out of the ranges nominal."""
+    ranges = (("young_modulus", 0.8, 2.0), ("damping", 0.7, 1.4), ("density", 0.8, 1.25), ("radius", 0.9, 1.1))
+    env = sorogym.make("TendonTracking-v0", randomization=ranges)
+    nominal = env.model.params
+    params = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.PRNGKey(11), 512)).pipeline_state.params
+    for field, lo, hi in ranges:
+        factor = np.asarray(getattr(params, field)) / np.asarray(getattr(nominal, field))
+        assert factor.shape[0] == 512 and factor.shape[1:] == np.shape(getattr(nominal, field))
+        assert factor.min() >= lo * (1 - 1e-6) and factor.max() <= hi * (1 + 1e-6), field
+        span = hi - lo
+        assert factor.min() < lo + 0.05 * span and factor.max() > hi - 0.05 * span, field
+        assert abs(factor.mean() - (lo + hi) / 2) < 4 * span / np.sqrt(12 * factor.size), field
+        per_episode = factor.reshape(512, -1)
+        if per_episode.shape[1] > 1:  # one factor per entry (segment, strain), drawn apart
+            assert abs(np.corrcoef(per_episode[:, 0], per_episode[:, 1])[0, 1]) < 0.2, field
+    shear = np.asarray(params.shear_modulus)
+    np.testing.assert_array_equal(shear, np.broadcast_to(nominal.shear_modulus, shear.shape))
