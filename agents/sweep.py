@@ -42,6 +42,10 @@ _DISTRIBUTIONS = ("uniform", "log_uniform_values", "int_uniform", "q_uniform")
 
 
 def load_sweep(path) -> dict:
+    """The sweep file ``path`` as a dict, checked (module docstring); a bad file is a
+    ``ValueError`` naming the problem."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"sweep file not found: {path}")
     spec = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(spec.get("parameters"), dict) or not spec["parameters"]:
         raise ValueError(f"{path}: a sweep needs a non-empty 'parameters' mapping")

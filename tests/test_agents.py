@@ -87,6 +87,36 @@ def test_bad_configs_are_clear_errors(overrides, match):
         build_config({}, overrides)
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "configs/ppo/tendon_tracking.yaml", "--bogus"], "unrecognized arguments: --bogus"),
+        (["evaluate", "results/tendon_tracking/ppo/checkpoint", "a=1"], "evaluate takes no key=value overrides: a=1"),
+        (["train", "configs/ppo/tendon_tracking.yaml", "--num-processes", "2"], "needs --coordinator, --num-processes"),
+        (["render", "x", "--renderer", "opengl"], "invalid choice: 'opengl'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_cli_usage_errors_name_the_problem(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, error, message",
+    [
+        (["train", "configs/ppo/nope.yaml"], FileNotFoundError, "config file not found: configs/ppo/nope.yaml"),
+        (["train", "configs/ppo/tendon_tracking.yaml", "ppo.num_envs=many"], ValueError, "expected an integer"),
+        (["evaluate", "no/such/run"], FileNotFoundError, "no checkpoint found at no/such/run"),
+        (["sweep", "configs/sweeps/nope.yaml"], FileNotFoundError, "sweep file not found: configs/sweeps/nope.yaml"),
+    ],
+)
+def test_cli_input_errors_name_the_problem(argv, error, message):
+    with pytest.raises(error, match=message):
+        cli.main(argv)
+
+
 def test_override_parsing():
     assert parse_overrides(["a.b=1", "c=[1, 2]", "d=true", "e=x=y"]) == {"a.b": 1, "c": [1, 2], "d": True, "e": "x=y"}
     with pytest.raises(ValueError, match="key=value"):
