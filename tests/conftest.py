@@ -71,3 +71,26 @@ def _torch_stays_out_of_the_test_process():
     """torch must not load in a pytest worker (see ``tests/_isolated.py``)."""
     yield
     assert "torch" not in sys.modules, "this test loaded torch in the pytest process; run its body with run_isolated"
+
+
+def pytest_configure(config):
+    from _oracles import missing_oracles, oracles_required
+
+    missing = missing_oracles()
+    if missing and oracles_required():
+        raise pytest.UsageError(
+            f"oracle packages not installed: {', '.join(missing)}; SOROGYM_REQUIRE_ORACLES is set, so their "
+            "comparisons may not skip (install them: pip install -c constraints.txt -e '.[dev]')"
+        )
+
+
+def pytest_terminal_summary(terminalreporter):
+    from _oracles import missing_oracles
+
+    missing = missing_oracles()
+    if missing:
+        terminalreporter.write_sep("=", "oracles missing", yellow=True)
+        terminalreporter.write_line(
+            f"oracle packages not installed: {', '.join(missing)}; the comparisons against them were skipped "
+            "(set SOROGYM_REQUIRE_ORACLES=1 to make this an error, as .ci/run does)"
+        )

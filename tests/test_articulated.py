@@ -11,11 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _models import random_chain_params, random_routes
+from _oracles import oracle
 from scipy.spatial.transform import Rotation
 
 import sorogym as sg
-
-mujoco = pytest.importorskip("mujoco")
 
 
 def random_chain(rng: np.random.Generator, n: int, prismatic_share: float = 0.3) -> sg.ArticulatedSoftRobot:
@@ -76,6 +75,7 @@ def to_mjcf(robot: sg.ArticulatedSoftRobot) -> str:
 
 
 def mujoco_terms(robot, q, qd, tau):
+    mujoco = oracle("mujoco")
     m = mujoco.MjModel.from_xml_string(to_mjcf(robot))
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:], d.qfrc_applied[:] = q, qd, tau
@@ -217,7 +217,7 @@ def _oracle_terms(robot, q, qd, u, tau, s_pair, soromox_api):
 def test_matches_soromox_articulated_chain(n, seed):
     """soromox's articulated model (an independent implementation; zero tip offsets, see
     ``sorogym.testing``): M, G, K, D, C qd, forward dynamics and the end frames."""
-    pytest.importorskip("soromox")
+    oracle("soromox")
     from sorogym.testing import soromox_twin
 
     rng = np.random.default_rng(seed)
@@ -249,6 +249,7 @@ def _route_terms(robot, q, u):
 def mujoco_tendons(robot, q):
     """MuJoCo's spatial-tendon lengths ``ten_length`` ``(m,)`` and moment arms
     ``ten_J = dL/dq`` ``(m, n)`` at ``q``."""
+    mujoco = oracle("mujoco")
     m = mujoco.MjModel.from_xml_string(to_mjcf(robot))
     d = mujoco.MjData(m)
     d.qpos[:] = q

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _models import model_terms, random_params, tendon_offsets
+from _oracles import oracle
 
 import sorogym as sg
 from sorogym.testing import soromox_twin
@@ -105,12 +106,10 @@ def test_spatial_floating_base_is_refused():
         sg.PCS(params, floating_base=True)
 
 
-soromox = pytest.importorskip("soromox")
-
-
 @pytest.mark.oracle
 @pytest.mark.parametrize("seed,segments,active", [(4, 2, None), (5, 3, "pcc")])
 def test_floating_planar_pcs_agrees_with_soromox(seed, segments, active):
+    oracle("soromox")
     model, q, qd = _floating(seed, segments, active=active, tendons=True)
     rob, combine = soromox_twin(model)
     s = jnp.asarray(0.73 * float(model.total_length))

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _oracles import oracle
 
 import sorogym as sg
 
@@ -133,7 +134,7 @@ def test_per_strain_damping_form():
 
 @pytest.mark.oracle
 def test_per_strain_damping_matches_soromox_link_damping():
-    pytest.importorskip("soromox")
+    oracle("soromox")
     from sorogym.testing import soromox_twin
 
     rates = np.tile(1e-3 * np.array([1.0, 1.0, 1.0, 1e3, 1e3, 1e3]), (2, 1))
