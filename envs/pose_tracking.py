@@ -77,6 +77,11 @@ class Config(EpisodeConfig):
     control_dt: float = 0.01
     num_substeps: int = 4
     episode_length_s: float = 8.0
+    # |q|, |qd| beyond which an episode ends as diverged: at the softest, least damped corner
+    # of the supported ranges, extreme actions held for a whole episode whip the strain rates
+    # up to 1.3e3 (1/(m s)) while the state stays finite and bounded (1,024 such episodes:
+    # none beyond 1,322); 1e3 ended 4 of them as diverged
+    divergence_bound: float = 1e4
     reward: RewardConfig = RewardConfig()
 
 
