@@ -13,7 +13,7 @@ import sorogym
 SUITE = Path(REPO_ROOT) / "results" / "suite.json"
 #: envs whose SB3 baseline is not trained yet (configs/sb3/ has their run configs); shrink
 #: this set as results/<env>/sb3_ppo/ lands, the test below fails until it matches
-SB3_PENDING = {"SnakeOnSlope-v0", "InchwormCrawl-v0"}
+SB3_PENDING = {"SnakeOnSlope-v0"}
 
 
 @pytest.fixture(scope="module")
