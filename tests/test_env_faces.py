@@ -74,7 +74,8 @@ def test_vector_env_same_step_autoreset_with_final_obs_and_final_info():
     obs, infos = venv.reset(seed=0)
     env = sorogym.make("TendonTracking-v0")
     keys = jax.random.split(jax_key_from(gymnasium.utils.seeding.np_random(0)[0]), 4)
-    states = [jax.jit(env.reset)(k) for k in keys]
+    reset = jax.jit(env.reset)
+    states = [reset(k) for k in keys]
     np.testing.assert_allclose(obs, np.stack([np.asarray(s.obs) for s in states]), rtol=1e-6, atol=1e-7)
     actions = np.random.default_rng(3).uniform(-1, 1, (T, 4, 4)).astype(np.float32)
     step = jax.jit(env.step)
@@ -92,7 +93,7 @@ def test_vector_env_same_step_autoreset_with_final_obs_and_final_info():
         assert infos["final_info"]["_" + key].all()
         expected = [float(s.metrics[key] if key in s.metrics else s.info[key]) for s in states]
         np.testing.assert_allclose(infos["final_info"][key], expected, rtol=1e-5, atol=1e-7)
-    fresh = [jax.jit(env.reset)(jax.random.fold_in(s.pipeline_state.rng, 0x5EED)) for s in states]
+    fresh = [reset(jax.random.fold_in(s.pipeline_state.rng, 0x5EED)) for s in states]
     np.testing.assert_allclose(obs, np.stack([np.asarray(s.obs) for s in fresh]), rtol=1e-6, atol=1e-7)
     obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
     assert not trunc.any() and "final_obs" not in infos and "final_info" not in infos
@@ -150,7 +151,8 @@ def _sb3_vecenv_body():
     assert obs.shape == (4, 16)
     # the same episodes stepped by hand on the unbatched env: keys split from the seed
     env = venv.jax_env
-    states = [jax.jit(env.reset)(k) for k in jax.random.split(jax.random.PRNGKey(1), 4)]
+    reset = jax.jit(env.reset)
+    states = [reset(k) for k in jax.random.split(jax.random.PRNGKey(1), 4)]
     step = jax.jit(env.step)
     returns = np.zeros(4)
     for k in range(5):
