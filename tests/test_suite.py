@@ -11,9 +11,6 @@ from _scripts import load_script
 import sorogym
 
 SUITE = Path(REPO_ROOT) / "results" / "suite.json"
-#: envs whose SB3 baseline is not trained yet (configs/sb3/ has their run configs); shrink
-#: this set as results/<env>/sb3_ppo/ lands, the test below fails until it matches
-SB3_PENDING = {"SnakeOnSlope-v0"}
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +23,7 @@ def test_every_env_has_a_row_of_every_kind(suite):
     assert tuple(suite["kinds"]) == kinds
     have = {(r["env"], r["kind"]) for r in suite["rows"]}
     missing = [(env, kind) for env in sorogym.registry() for kind in kinds if (env, kind) not in have]
-    pending = {(env, "sb3_ppo") for env in SB3_PENDING}
-    assert set(missing) == pending, f"leaderboard rows missing: {sorted(set(missing) - pending)}; landed: " + str(
-        sorted(pending - set(missing))
-    )
+    assert missing == [], f"leaderboard rows missing: {missing}"
     for env in sorogym.registry():
         assert (
             Path(REPO_ROOT) / "configs" / "sb3" / f"{load_script('evaluate_suite').results_folder(env)}.yaml"
