@@ -9,7 +9,7 @@ jitted ``lax.scan`` of control steps; the same step without contact runs side by
 the same process, so the ratio is the contact's cost. steps/s = num_envs * steps / seconds
 (best of the repeats, median in the JSON); every final state is checked finite.
 
-    .venv/bin/python scripts/bench_contact.py [--quick]
+    .venv/bin/python scripts/bench_contact.py [--quick | --smoke] [--out results/bench]
 
 Third case: the 2-finger soft gripper holding a box (a free `RigidObject` in the same tree,
 20 finger probe points against it, forces on the probes' surfaces, 0.2 ms steps), started
@@ -17,7 +17,12 @@ from the grasp closed on a table (tests/test_contact_objects.py checks that this
 the box, in float64 with the predictor-corrector scheme); its "without" run is the same tree
 without contact forces.
 
-Writes results/bench/contact_cpu.{json,md} and prints the table.
+Writes <out>/contact_cpu.{json,md} (``contact_cpu_quick.*`` with ``--quick``; <out>:
+``--out``, default results/bench) and prints the table. ``--quick``: 1 and 256 envs, 3
+repeats. ``--smoke``: every case once at the tiniest sizes, for the tests: 2 envs, 4 steps
+per call, 1 repeat; files ``contact_cpu_smoke.*``, in <tmp>/sorogym-smoke unless ``--out``
+says otherwise. Its rates are dominated by dispatch overhead and say nothing about the
+contact's cost.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,6 +52,7 @@ from sorogym.provenance import run_metadata
 from sorogym.robots import brittle_star, gripper
 
 ROOT = Path(__file__).resolve().parents[1]
+SMOKE_OUT = Path(tempfile.gettempdir()) / "sorogym-smoke"  # --smoke without --out: never results/
 DT = 1e-3  # [s] per simulation step on the ground
 GRASP_DT = 2e-4  # [s]: the grasp's stiffer contact and friction (h < 2 m eps / (mu sum f_n))
 ROD = dict(radius=0.01, density=1000.0, young_modulus=1e6, poisson_ratio=0.5, damping=100.0)
@@ -156,18 +163,33 @@ def measure(compiled, y0, repeats):
     return times, bool(np.all(np.isfinite(np.asarray(y))))
 
 
-def main():
+#: per mode: batch sizes, repeats, and the steps per call max(min_steps, ceil(step_budget / num_envs))
+MODES = {
+    "full": {"sizes": (1, 256, 1024), "repeats": 5, "min_steps": 10, "step_budget": 4000},
+    "quick": {"sizes": (1, 256), "repeats": 3, "min_steps": 10, "step_budget": 4000},
+    "smoke": {"sizes": (2,), "repeats": 1, "min_steps": 4, "step_budget": 8},
+}
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, 1 and 256 envs")
-    parser.add_argument("--out", default=str(ROOT / "results" / "bench"))
-    args = parser.parse_args()
-    sizes = (1, 256) if args.quick else (1, 256, 1024)
-    repeats = 3 if args.quick else 5
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="fewer repeats, 1 and 256 envs")
+    size.add_argument(
+        "--smoke", action="store_true", help="2 envs, 4 steps, 1 repeat: every case once (files *_smoke; the tests)"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output directory (default results/bench; with --smoke <tmp>/sorogym-smoke)"
+    )
+    args = parser.parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    cfg = MODES[mode]
+    repeats = cfg["repeats"]
     rows = []
     for name, build in CASES.items():
         tree, contact_force, dt, u, start, spread = build()
-        for num_envs in sizes:
-            steps = max(10, math.ceil(4000 / num_envs))
+        for num_envs in cfg["sizes"]:
+            steps = max(cfg["min_steps"], math.ceil(cfg["step_budget"] / num_envs))
             row = {"case": name, "num_envs": num_envs, "steps_per_call": steps, "dt_s": dt}
             runs = {
                 key: compile_run(tree, contact_force, dt, u, start, spread, num_envs, steps, key == "contact")
@@ -192,10 +214,13 @@ def main():
                 f"{row['free_steps_per_s']:,.0f} without (x{row['contact_cost_ratio']:.2f})",
                 flush=True,
             )
-    out = Path(args.out)
+    out = args.out or (SMOKE_OUT if args.smoke else ROOT / "results" / "bench")
     out.mkdir(parents=True, exist_ok=True)
-    stem = "contact_cpu_quick" if args.quick else "contact_cpu"
-    meta = run_metadata(args.quick, ("jax", "jaxlib"), "float32; steps/s best of the alternating repeats")
+    stem = "contact_cpu" if mode == "full" else f"contact_cpu_{mode}"
+    notes = "float32; steps/s best of the alternating repeats"
+    if mode == "smoke":
+        notes = f"smoke run (every case once at the tiniest sizes; not a benchmark): {notes}"
+    meta = run_metadata(args.quick, ("jax", "jaxlib"), notes, smoke=args.smoke, sizes=cfg)
     (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     lines = [
         "| case | envs | steps/s with contact | steps/s without | contact cost (x) | finite |",
@@ -207,7 +232,7 @@ def main():
             f"{r['contact_cost_ratio']:.2f} | {r['finite']} |"
         )
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    print("\n".join(lines) + f"\nwrote {out / stem}.json and .md")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,18 @@ the median is kept in the JSON). Then, per env, the largest tip error over one e
 random actions relative to the robot's length against a float64 Tsit5 reference
 (``sorogym.env.integrator_accuracy``), computed in a subprocess with x64 enabled.
 
-    .venv/bin/python scripts/bench_envs.py [--quick] [--envs NAME ...] [--num-envs N ...]
+    .venv/bin/python scripts/bench_envs.py [--quick | --smoke] [--envs NAME ...] [--num-envs N ...]
                                            [--device-tag cpu] [--out results/bench] [--skip-accuracy]
 
 Writes <out>/envs_<tag>.json and envs_<tag>.md (envs_<tag>_quick.* with --quick) and
 prints the table. scripts/gpu_check.sh runs it on a GPU machine.
+
+``--smoke``: every code path once at the tiniest sizes, for the tests: StrainTracking-v0
+only (``--envs`` overrides), 2 envs (``--num-envs`` overrides), 8 control steps per call,
+one call in one repeat, a 0.2 s CPU-load probe, and the accuracy subprocess over the first
+5 control steps against the adaptive float64 reference (rtol 1e-6, atol 1e-8). Files
+envs_<tag>_smoke.*, in <tmp>/sorogym-smoke unless ``--out`` says otherwise; the numbers say
+nothing about throughput or accuracy.
 """
 
 import argparse
@@ -34,8 +41,11 @@ from sorogym.env import canonical_name, wrap_for_training
 from sorogym.provenance import run_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
+SMOKE_OUT = Path(tempfile.gettempdir()) / "sorogym-smoke"  # --smoke without --out: never results/
 FULL_NUM_ENVS = (1, 64, 256, 1024, 4096)
 QUICK_NUM_ENVS = (1, 64, 1024)
+SMOKE_NUM_ENVS = (2,)
+SMOKE_ENVS = ("StrainTracking-v0",)
 # Target: TendonTracking-v0 at 1024 envs reaches this throughput with tip_error_rel <= TARGET_TIP_ERROR.
 TARGET = {"env": "TendonTracking-v0", "num_envs": 1024, "env_steps_per_s": 20_000.0, "tip_error_rel": 0.01}
 
@@ -107,22 +117,26 @@ def cpu_busy(interval=2.0):
     return 1.0 - (i1 - i0) / max(t1 - t0, 1)
 
 
-def wait_for_idle(max_wait_s, threshold=0.15):
-    """Waits (up to `max_wait_s`) until other processes use < `threshold` of the CPUs; returns
-    the last measured busy fraction and the seconds waited."""
+def wait_for_idle(max_wait_s, threshold=0.15, interval=2.0):
+    """Waits (up to `max_wait_s`) until other processes use < `threshold` of the CPUs, each
+    probe measuring over `interval` seconds; returns the last measured busy fraction and the
+    seconds waited."""
     t0 = time.perf_counter()
-    busy = cpu_busy()
+    busy = cpu_busy(interval)
     while busy is not None and busy >= threshold and time.perf_counter() - t0 < max_wait_s:
         print(f"  other processes use {busy:.0%} of the CPUs; waiting", flush=True)
         time.sleep(10)
-        busy = cpu_busy()
+        busy = cpu_busy(interval)
     return busy, time.perf_counter() - t0
 
 
-def bench_throughput(names, num_envs_list, env_steps, repeats, min_time, accuracy_proc=None, wait_idle_s=0.0):
+def bench_throughput(
+    names, num_envs_list, env_steps, repeats, min_time, accuracy_proc=None, wait_idle_s=0.0, busy_interval=2.0
+):
     """Compiles every (env, num_envs) rollout first (overlapping the accuracy subprocess, if
-    any), waits for that subprocess (and, up to `wait_idle_s`, for idle CPUs), then times them
-    one after another. Returns (rows, busy fraction of the CPUs just before timing)."""
+    any), waits for that subprocess (and, up to `wait_idle_s`, for idle CPUs; the load probed
+    over `busy_interval` seconds), then times them one after another. Returns (rows, busy
+    fraction of the CPUs just before timing)."""
     jobs = []
     for name in names:
         env = sg.make(name)
@@ -134,7 +148,7 @@ def bench_throughput(names, num_envs_list, env_steps, repeats, min_time, accurac
     if accuracy_proc is not None and accuracy_proc.poll() is None:
         print("  waiting for the accuracy subprocess before timing", flush=True)
         accuracy_proc.wait()
-    busy, waited = wait_for_idle(wait_idle_s)
+    busy, waited = wait_for_idle(wait_idle_s, interval=busy_interval)
     if busy is not None:
         print(f"  timing; other processes used {busy:.0%} of the CPUs (waited {waited:.0f} s)", flush=True)
     rows = []
@@ -167,13 +181,17 @@ def bench_throughput(names, num_envs_list, env_steps, repeats, min_time, accurac
 # -- accuracy (float64, own process) ----------------------------------------------------------
 
 
-def accuracy_settings(quick):
-    if quick:
+def accuracy_settings(mode):
+    """Keyword arguments of integrator_accuracy per mode ("full", "quick" or "smoke"): the
+    float64 reference's fixed step [s] or adaptive tolerances, and (smoke) the control steps."""
+    if mode == "smoke":
+        return {"reference_dt": None, "rtol": 1e-6, "atol": 1e-8, "num_steps": 5}
+    if mode == "quick":
         return {"reference_dt": None, "rtol": 1e-8, "atol": 1e-10}
     return {"reference_dt": 1e-5}
 
 
-def accuracy_only(names, quick, path):
+def accuracy_only(names, mode, path):
     """Runs integrator_accuracy for every env and writes {env: result} to `path`."""
     jax.config.update("jax_enable_x64", True)
     from sorogym.env import integrator_accuracy
@@ -182,7 +200,7 @@ def accuracy_only(names, quick, path):
     for name in names:
         t0 = time.perf_counter()
         try:
-            res = integrator_accuracy(name, **accuracy_settings(quick))
+            res = integrator_accuracy(name, **accuracy_settings(mode))
         except Exception as exc:  # keep the other envs' results
             res = {"env": name, "error": f"{type(exc).__name__}: {exc}"}
         res["wall_s"] = time.perf_counter() - t0
@@ -195,7 +213,8 @@ def accuracy_only(names, quick, path):
     Path(path).write_text(json.dumps(out, indent=2) + "\n")
 
 
-def start_accuracy(names, quick, path):
+def start_accuracy(names, mode, path):
+    """This script with --accuracy-only in its own interpreter (x64 on), writing to `path`."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -204,7 +223,7 @@ def start_accuracy(names, quick, path):
         str(path),
         "--envs",
         *names,
-    ] + (["--quick"] if quick else [])
+    ] + ([] if mode == "full" else [f"--{mode}"])
     return subprocess.Popen(cmd, cwd=ROOT)
 
 
@@ -275,18 +294,19 @@ def device_info():
     }
 
 
-def meta(quick, tag, notes):
+def meta(mode, tag, notes):
     return run_metadata(
-        quick,
+        mode == "quick",
         ("jax", "jaxlib", "diffrax", "equinox", "brax", "sorogym"),
         notes,
+        smoke=mode == "smoke",
         device_tag=tag,
         dtype="float32 (jax_enable_x64 off)",
         device=device_info(),
     )
 
 
-def write_markdown(path, info, rows, accuracy_ref):
+def write_markdown(path, info, rows, accuracy_ref, episode="one episode"):
     dev = info["device"]
     where = (
         f"CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores)"
@@ -297,6 +317,7 @@ def write_markdown(path, info, rows, accuracy_ref):
         f"{where}, jax {info['versions']['jax']}, float32, git {str(info['git_revision'])[:8]}"
         + (" (uncommitted changes)" if info["git_dirty"] else "")
         + (", quick mode" if info["quick"] else "")
+        + (", smoke run (not a benchmark)" if info.get("smoke") else "")
         + f", {info['date']}.",
         "",
         "Batched training-wrapped env (vmap + episode limit + full auto-reset), jitted `lax.scan` of T "
@@ -310,7 +331,7 @@ def write_markdown(path, info, rows, accuracy_ref):
         "",
         markdown_table(rows),
         "",
-        f"tip err / L: max tip error over one episode of random actions / robot length vs {accuracy_ref}.",
+        f"tip err / L: max tip error over {episode} of random actions / robot length vs {accuracy_ref}.",
         "",
         target_line(rows),
         "",
@@ -318,15 +339,24 @@ def write_markdown(path, info, rows, accuracy_ref):
     path.write_text("\n".join(md))
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument(
         "--quick",
         action="store_true",
         help=f"num_envs {QUICK_NUM_ENVS}, fewer repeats, adaptive accuracy reference (< 2 min per env)",
     )
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench", help="output directory")
-    ap.add_argument("--envs", nargs="+", help="subset of sorogym.registry() (default: all)")
+    size.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"every code path once: {SMOKE_ENVS[0]}, num_envs {SMOKE_NUM_ENVS}, 1 call, 5 accuracy steps "
+        "(files *_smoke; for the tests)",
+    )
+    ap.add_argument(
+        "--out", type=Path, help="output directory (default results/bench; with --smoke <tmp>/sorogym-smoke)"
+    )
+    ap.add_argument("--envs", nargs="+", help=f"subset of sorogym.registry() (default: all; smoke {SMOKE_ENVS})")
     ap.add_argument(
         "--num-envs",
         nargs="+",
@@ -344,52 +374,59 @@ def main():
     )
     ap.add_argument("--accuracy-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--accuracy-out", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    quick = args.quick
-    names = [canonical_name(n) for n in args.envs] if args.envs else list(sg.registry())
+    args = ap.parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    default_names = list(SMOKE_ENVS) if mode == "smoke" else list(sg.registry())
+    names = [canonical_name(n) for n in args.envs] if args.envs else default_names
     if args.accuracy_only:
-        accuracy_only(names, quick, args.accuracy_out)
+        accuracy_only(names, mode, args.accuracy_out)
         return
 
-    num_envs_list = args.num_envs or (QUICK_NUM_ENVS if quick else FULL_NUM_ENVS)
-    env_steps = 2048 if quick else 4096  # env-steps per scan call
-    repeats, min_time = (3, 0.2) if quick else (7, 0.3)
-    acc = accuracy_settings(quick)
+    num_envs_list = args.num_envs or {"full": FULL_NUM_ENVS, "quick": QUICK_NUM_ENVS, "smoke": SMOKE_NUM_ENVS}[mode]
+    env_steps = {"full": 4096, "quick": 2048, "smoke": 8}[mode]  # env-steps per scan call
+    repeats, min_time = {"full": (7, 0.3), "quick": (3, 0.2), "smoke": (1, 0.0)}[mode]
+    busy_interval = 0.2 if mode == "smoke" else 2.0  # [s] over which the CPU load is probed
+    acc = accuracy_settings(mode)
     accuracy_ref = (
         "float64 Tsit5, fixed dt = {:g} s".format(acc["reference_dt"])
         if acc["reference_dt"]
         else f"float64 Tsit5, adaptive (rtol {acc['rtol']:g}, atol {acc['atol']:g})"
     )
+    episode = f"the first {acc['num_steps']} control steps of one episode" if "num_steps" in acc else "one episode"
     notes = [
+        "smoke run (every code path once at the tiniest sizes; not a benchmark)" if mode == "smoke" else None,
         f"throughput: T = max(8, ceil({env_steps} / num_envs)) control steps per jitted call; each repeat "
         f"chains calls until >= {min_time} s; {repeats} repeats; env_steps_per_s is the best repeat, "
         "env_steps_per_s_median the median; the batched state is carried between calls (no reset in "
         "the timed calls apart from the wrapper's own auto-reset)",
         "compile_s: tracing + compilation of the batched reset and of the scan (overlaps the accuracy "
         "subprocess, so it is inflated when that runs)",
-        f"accuracy: integrator_accuracy(name, seed 0, one full episode), reference {accuracy_ref}, in a "
+        f"accuracy: integrator_accuracy(name, seed 0, {episode}), reference {accuracy_ref}, in a "
         "subprocess with jax_enable_x64; it finishes before any timing starts"
         if not args.skip_accuracy
         else "accuracy skipped",
         "the machine may be shared: cpu_busy_other_before_timing is the CPU fraction other processes "
         "used just before timing (CPU throughput drops sharply when it is high); see also loadavg_*",
     ]
-    info = meta(quick, args.device_tag, notes)
+    info = meta(mode, args.device_tag, [n for n in notes if n is not None])
     print(
         f"backend {info['device']['backend']} ({info['device']['device_kind']}), envs {names}, "
         f"num_envs {list(num_envs_list)}",
         flush=True,
     )
     t_start = time.perf_counter()
-    out_dir = args.out if args.out.is_absolute() else Path.cwd() / args.out
+    out_dir = args.out or (SMOKE_OUT if mode == "smoke" else ROOT / "results" / "bench")
+    out_dir = out_dir if out_dir.is_absolute() else Path.cwd() / out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
 
     accuracy, proc = {}, None
     with tempfile.TemporaryDirectory() as tmp:
         acc_path = Path(tmp) / "accuracy.json"
         if not args.skip_accuracy:
-            proc = start_accuracy(names, quick, acc_path)
-        rows, busy = bench_throughput(names, num_envs_list, env_steps, repeats, min_time, proc, args.wait_idle)
+            proc = start_accuracy(names, mode, acc_path)
+        rows, busy = bench_throughput(
+            names, num_envs_list, env_steps, repeats, min_time, proc, args.wait_idle, busy_interval
+        )
         if proc is not None:
             if proc.wait() != 0 or not acc_path.exists():
                 print(f"accuracy subprocess failed (exit code {proc.returncode})", flush=True)
@@ -404,11 +441,11 @@ def main():
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
     info["accuracy_reference"] = None if args.skip_accuracy else accuracy_ref
-    stem = f"envs_{args.device_tag}" + ("_quick" if quick else "")
+    stem = f"envs_{args.device_tag}" + ("" if mode == "full" else f"_{mode}")
     result = {**info, "target": TARGET, "target_status": target_line(rows), "accuracy": accuracy, "rows": rows}
     json_path, md_path = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     json_path.write_text(json.dumps(result, indent=2) + "\n")
-    write_markdown(md_path, info, rows, accuracy_ref)
+    write_markdown(md_path, info, rows, accuracy_ref, episode)
     print()
     print(markdown_table(rows))
     print(f"\n{target_line(rows)}\ntotal {info['total_wall_s']:.0f} s; wrote {json_path} and {md_path}")

@@ -12,21 +12,36 @@ Sections (all measured in one process so the ratios are side by side):
      LinearTrapezoid rollout), the brittle star with 1-10 arms, and a free-floating PCS rod
      against soromox's floating-base PCS.
 
-    .venv/bin/python scripts/bench_models.py [--quick] [--sections pcs gvs articulated rollouts fast trees]
+    .venv/bin/python scripts/bench_models.py [--quick | --smoke] [--out DIR]
+        [--sections pcs gvs articulated rollouts fast trees]
 
 Writes results/bench/models_cpu[_quick].json (and, in full mode, models_cpu.md and the
 rollout section as results/comparison/table_iv.md); the tree section goes to its own
-results/bench/trees_cpu[_quick].json (and, in full mode, trees_cpu.md). ``--quick`` (under
-two minutes on a 2-core CPU) runs the PCS sections only, with 1 and 4 segments, 0.3 s
-horizons, the two beam cases and no converged-PCS reference runs; ``--quick --sections
-trees`` runs 0.3 s rollouts, 1, 5 and 10 arms and the 2-segment rod. The tree section is
-compile-bound: about 50 programs of 10-25 s each on a 2-core CPU.
+results/bench/trees_cpu[_quick].json (and, in full mode, trees_cpu.md). ``--out DIR`` writes
+all of these into DIR instead (table_iv.md included). ``--quick`` (under two minutes on a
+2-core CPU) runs the PCS sections only, with 1 and 4 segments, 0.3 s horizons, the two beam
+cases and no converged-PCS reference runs; ``--quick --sections trees`` runs 0.3 s rollouts,
+1, 5 and 10 arms and the 2-segment rod. The tree section is compile-bound: about 50 programs
+of 10-25 s each on a 2-core CPU.
+
+``--smoke`` runs every section's code once at the smallest sizes, for the tests (its numbers
+are not benchmarks): one segment or link per forward-dynamics table, the tendon-driven PCS
+case of Table IV over 0.02 s with a 3-segment converged-PCS run, the fast integrators over
+0.02 s with the dt candidates 1e-2 and 5e-5 s, the gripper in float32 with a 0.01 s rollout,
+the one-arm brittle star and the one-segment free rod; one timing block of 10 calls and one
+timed repeat. It writes every file of a full run, named ``*_smoke`` (models_cpu_smoke.json
+and .md, trees_cpu_smoke.json and .md, table_iv.md), into ``--out`` (default: a new temporary
+folder, never results/). It is compile-bound: about 1.5 minutes of wall time (1 minute of CPU
+time) on a shared 2-core CPU with a warm persistent compilation cache, 2-3 minutes without; the
+cache cannot hold its seven diffrax rollout programs (equinox's runtime checks are host
+callbacks), which compile anew in every run.
 """
 
 import argparse
 import json
 import math
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -474,6 +489,7 @@ def bench_rollouts(t1, reps, elastica_reps, converged_segments, cases=tuple(ROLL
             "compile_s_sorogym": res["sorogym"][0] - res["sorogym"][1],
             "compile_s_soromox": res["soromox"][0] - res["soromox"][1],
             "pyelastica_damping_rate_per_s": gamma,
+            "converged_segments": converged_segments,
             "tip_agreement": {
                 "sorogym_vs_soromox": tip_agreement(tip_sg, tip_mx, L),
                 "sorogym_vs_pyelastica": tip_agreement(tip_sg, tip_el, L),
@@ -594,9 +610,10 @@ def tree_input(model, tension=TREE_TENSION):
     return jnp.asarray(u, model.neutral_configuration().dtype)
 
 
-def bench_tree_robots(blocks, calls, horizon, reps):
-    """The named trees in float64 and float32: sizes, forward dynamics per call and per
-    in-loop evaluation (all six variants side by side), and a rollout of ``horizon`` s on
+def bench_tree_robots(blocks, calls, horizon, reps, robots=tuple(TREE_ROBOTS), dtypes=tuple(TREE_DTYPES)):
+    """The named trees ``robots`` (keys of :data:`TREE_ROBOTS`) in ``dtypes`` (keys of
+    :data:`TREE_DTYPES`; default: all, float64 and float32): sizes, forward dynamics per call
+    and per in-loop evaluation (all variants side by side), and a rollout of ``horizon`` s on
     :data:`TREE_SOLVER` at :data:`TREE_DT` from rest at the neutral configuration with
     :func:`tree_input` (wall time median of ``reps`` interleaved post-compile calls)."""
     ts = jnp.asarray(save_times(horizon))
@@ -604,14 +621,15 @@ def bench_tree_robots(blocks, calls, horizon, reps):
     rollout = eqx.filter_jit(
         lambda m, y, u: sg.sim.rollout_to(m, y, horizon, u=u, solver=solver(m), solver_dt=TREE_DT, save_ts=ts).ys
     )
+    body_poses = eqx.filter_jit(lambda m, q: m.body_poses(q))  # one program: op by op costs ~10 s a tree
     cases = {}
-    for name, build in TREE_ROBOTS.items():
-        for tag, dtype in TREE_DTYPES.items():
-            model = build(dtype=dtype)
+    for name in robots:
+        for tag in dtypes:
+            model = TREE_ROBOTS[name](dtype=TREE_DTYPES[tag])
             y = tree_state(model, seed=len(cases))
             cases[(name, tag)] = (model, y, tree_input(model))
-    robots = [c[0] for c in cases.values()]
-    per_call, loop = forward_dynamics_times(robots, [(y, u) for _, y, u in cases.values()], blocks, calls)
+    models = [c[0] for c in cases.values()]
+    per_call, loop = forward_dynamics_times(models, [(y, u) for _, y, u in cases.values()], blocks, calls)
     jobs = {}
     for (name, tag), (model, _, u) in cases.items():
         y0 = jnp.concatenate([model.neutral_configuration(), jnp.zeros(model.num_dofs, u.dtype)])
@@ -621,7 +639,7 @@ def bench_tree_robots(blocks, calls, horizon, reps):
     for i, ((name, tag), (model, _, _)) in enumerate(cases.items()):
         first, wall, ys = runs[f"{name}/{tag}"]
         finite = bool(np.all(np.isfinite(ys)))
-        poses = np.asarray(model.body_poses(jnp.asarray(ys[-1, : model.num_positions])))  # eager: once
+        poses = np.asarray(body_poses(model, jnp.asarray(ys[-1, : model.num_positions])))
         rows.append(
             {
                 "robot": name,
@@ -767,14 +785,25 @@ def bench_floating_rod(blocks, calls, segments=(2, 4)):
     return rows
 
 
-def bench_trees(quick, blocks, calls=50):
-    """Section 4 (:func:`bench_tree_robots`, :func:`bench_tree_scaling`,
-    :func:`bench_floating_rod`), with the load average before and after."""
+def bench_trees(
+    blocks,
+    calls=50,
+    horizon=1.0,
+    reps=3,
+    robots=tuple(TREE_ROBOTS),
+    dtypes=tuple(TREE_DTYPES),
+    arms=TREE_ARMS,
+    rod_segments=(2, 4),
+):
+    """Section 4 (:func:`bench_tree_robots` on ``robots`` in ``dtypes`` with rollouts of
+    ``horizon`` s timed ``reps`` times, :func:`bench_tree_scaling` over ``arms``,
+    :func:`bench_floating_rod` with ``rod_segments``), forward dynamics in ``blocks`` blocks of
+    ``calls`` calls, with the load average before and after."""
     t0, load_start = time.perf_counter(), list(os.getloadavg())
-    horizon = 0.3 if quick else 1.0
     result = {
         "settings": {
-            "robots": {k: f"sorogym.robots.{k}() (defaults)" for k in TREE_ROBOTS},
+            "robots": {k: f"sorogym.robots.{k}() (defaults)" for k in robots},
+            "dtypes": list(dtypes),
             "rollout": f"{horizon:g} s from rest at the neutral configuration, sorogym.sim.rollout_to with "
             f"{TREE_SOLVER}(model) at dt = {TREE_DT:g} s, saves every {SAVE_DT:g} s, {TREE_TENSION:g} N on "
             "tendon 0 of every rod body, motors at zero; no contact (the floating robots fall freely)",
@@ -786,9 +815,9 @@ def bench_trees(quick, blocks, calls=50):
         "loadavg_start": load_start,  # 1/5/15 min, as `uptime`; the machine may be shared
     }
     parts = {
-        "robots": lambda: bench_tree_robots(blocks, calls, horizon, reps=1 if quick else 3),
-        "scaling": lambda: bench_tree_scaling(blocks, calls, arms=(1, 5, 10) if quick else TREE_ARMS),
-        "floating_rod_vs_soromox": lambda: bench_floating_rod(blocks, calls, segments=(2,) if quick else (2, 4)),
+        "robots": lambda: bench_tree_robots(blocks, calls, horizon, reps, robots, dtypes),
+        "scaling": lambda: bench_tree_scaling(blocks, calls, arms),
+        "floating_rod_vs_soromox": lambda: bench_floating_rod(blocks, calls, rod_segments),
     }
     result["loadavg_after"], result["wall_s_of"] = {}, {}
     for key, run in parts.items():
@@ -878,6 +907,17 @@ SCALING_COLS = [
 FLOATING_COLS = FD_COLS[:2] + [("num_dofs", "n", "d")] + FD_COLS[2:]
 
 
+def converged_of(ro_rows):
+    """The segment count of the rows' converged-PCS runs (:data:`CONVERGED_SEGMENTS` if none)."""
+    return next((r["converged_segments"] for r in ro_rows if r.get("converged_segments")), CONVERGED_SEGMENTS)
+
+
+def rollout_cols(ro_rows):
+    """:data:`RO_COLS`, the converged-PCS column named by the segment count of ``ro_rows``."""
+    head = f"{converged_of(ro_rows)}-segment PCS: RMSE/L vs PyElastica"
+    return [("rmse_fine_el", head, c[2]) if c[0] == "rmse_fine_el" else c for c in RO_COLS]
+
+
 def flat_rollout(row):
     agr = row["tip_agreement"]
     fine = next((v for k, v in agr.items() if k.endswith("seg_vs_pyelastica")), None)
@@ -910,8 +950,10 @@ def markdown_table(rows, cols):
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
 
 
-def meta(quick, notes):
-    return run_metadata(quick, ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba"), notes)
+def meta(quick, notes, **extra):
+    return run_metadata(
+        quick, ("jax", "jaxlib", "diffrax", "equinox", "soromox", "pyelastica", "numba"), notes, **extra
+    )
 
 
 def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None):
@@ -954,7 +996,7 @@ def write_markdown(path, info, fd, gvs, arti, ro_rows, fast, t_beam, floor=None)
             f"**The paper's Table IV cases (0.6 m beam as 2 PCS segments or 2 GVS links), {t_beam} s: "
             f"Tsit5 dt = 1e-4 (PCS), Tsit5 with a PID controller (GVS; {_gvs_steps_text()})**",
             "",
-            markdown_table(ro_rows, RO_COLS),
+            markdown_table(ro_rows, rollout_cols(ro_rows)),
             "",
         ]
     if fast:
@@ -976,7 +1018,8 @@ def write_tree_markdown(path, info, trees):
         "",
         markdown_table(trees["robots"], TREE_COLS),
         "",
-        "**Scaling**: the brittle star with 1-10 arms, float64, side by side.",
+        f"**Scaling**: the brittle star with {', '.join(str(r['arms']) for r in trees['scaling'])} arms, float64, "
+        "side by side.",
         "",
         markdown_table(trees["scaling"], SCALING_COLS),
         "",
@@ -1007,7 +1050,7 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam, source):
         ("rmse_mx", "RMSE/L sorogym-soromox", ".1e"),
         ("rmse_el", "RMSE/L sorogym-PyElastica", ".3f"),
         ("max_el", "max dist. to PyElastica [m]", ".3f"),
-        ("rmse_fine_el", f"RMSE/L {CONVERGED_SEGMENTS}-seg PCS-PyElastica", ".3f"),
+        ("rmse_fine_el", f"RMSE/L {converged_of(ro_rows)}-seg PCS-PyElastica", ".3f"),
     ]
     finals = [
         {
@@ -1030,7 +1073,7 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam, source):
         "",
         f"{info['date']}, CPU: {info['cpu']['model']} ({info['cpu']['cpu_count']} cores), float64, "
         f"git {str(info['git_revision'])[:8]}. Written by `scripts/bench_models.py` (the rollout section "
-        f"of `results/bench/{source}`). sorogym and soromox: 2 PCS segments on Tsit5, dt = 1e-4, or 2 GVS "
+        f"of `{source}`). sorogym and soromox: 2 PCS segments on Tsit5, dt = 1e-4, or 2 GVS "
         f"links (all six strains, quadratic bending: {GVS_BEAM_ORDERS}) on Tsit5 with a PID controller "
         f"({_gvs_steps_text()}, first step 1e-4); "
         f"PyElastica: {ELASTICA_ELEMENTS} elements, PositionVerlet dt = {ELASTICA_DT:g}. Times are medians "
@@ -1048,21 +1091,30 @@ def write_table_iv(path, info, rollouts, ro_rows, t_beam, source):
     print(f"wrote {path}")
 
 
-def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
+def run_notes(mode, s):
+    """The ``meta.notes`` of a run in ``mode`` (a key of :data:`MODES`) with settings ``s``."""
+    converged = s["converged_segments"]
+    mode_note = {
+        "full": "",
+        "quick": f" [quick mode: cases {list(QUICK_ROLLOUT_CASES)}, one timed call each, no converged-PCS "
+        "runs; default sections pcs, rollouts, fast]",
+        "smoke": f" [smoke mode: a test that every section runs, at the smallest sizes, not a benchmark: "
+        f"cases {list(s['rollout_cases'])}, one timed call each, {converged}-segment converged-PCS run]",
+    }[mode]
+    fd_sizes = {
+        "full": "",
+        "quick": "segments (1, 4) only; ",
+        "smoke": f"PCS segments {s['pcs_segments']}, GVS links {s['gvs_links']}, chain links {s['chain_links']} only; ",
+    }[mode]
     return [
-        f"beam horizon {t_beam} s (paper: 3 s)"
-        + (
-            f" [quick mode: cases {list(QUICK_ROLLOUT_CASES)}, one timed call each, no converged-PCS "
-            "runs; default sections pcs, rollouts, fast]"
-            if quick
-            else ""
-        ),
-        f"fast-integrator horizon {t_fast} s; candidates {candidates}; pass = max tip error <= 1% of "
-        f"L vs Tsit5 dt={ref_dt:g}; dt is traced (one compile per integrator, max_steps sized for "
+        f"beam horizon {s['t_beam']} s (paper: 3 s)" + mode_note,
+        f"fast-integrator horizon {s['t_fast']} s; candidates {s['candidates']}; pass = max tip error <= 1% of "
+        f"L vs Tsit5 dt={s['ref_dt']:g}; dt is traced (one compile per integrator, max_steps sized for "
         "the reference); search from the largest dt, stopping at the first pass",
-        ("forward dynamics: segments (1, 4) only; " if quick else "forward dynamics: ")
-        + f"jitted single-state calls incl. dispatch, alternating blocks of 100 calls, "
-        f"{blocks} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
+        "forward dynamics: "
+        + fd_sizes
+        + f"jitted single-state calls incl. dispatch, alternating blocks of {s['calls']} calls, "
+        f"{s['blocks']} blocks, medians; in-loop: {LOOP_EVALS} chained evaluations in one "
         "compiled fori_loop, alternating blocks of 2 loops, same number of blocks; rollouts: median of interleaved "
         "post-compile calls, "
         "compile_s = first call - median",
@@ -1078,7 +1130,7 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
         f"the _gvs cases run the same scenarios on two GVS links (all six strains, orders {GVS_BEAM_ORDERS}, "
         f"5 Gauss points) with Tsit5 and a PID controller ({_gvs_steps_text()}, first step 1e-4, both "
         "libraries): their fastest damped mode (4.6e4 1/s) is past fixed-step Tsit5's stability at 1e-4",
-        f"the {CONVERGED_SEGMENTS}-segment PCS column is one untimed sorogym rollout per case: it "
+        f"the {converged or CONVERGED_SEGMENTS}-segment PCS column is one untimed sorogym rollout per case: it "
         "separates the 2-segment discretisation from the PCS-vs-rod modelling gap",
         "machine is shared; other processes may have been running (see loadavg)",
     ]
@@ -1087,11 +1139,110 @@ def run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks):
 SECTIONS = ("pcs", "gvs", "articulated", "rollouts", "fast", "trees")
 QUICK_SECTIONS = ("pcs", "rollouts", "fast")  # the PCS core; GVS, the chain and the trees on request
 QUICK_ROLLOUT_CASES = ("beam_planar_pcs", "beam_spatial_pcs")
+# The sizes of each mode. sections: run by default; blocks, calls: forward-dynamics timing
+# (blocks of calls jitted calls; floor_calls for the dispatch floor); reps: timed repeats of each
+# rollout (PyElastica included), fast_reps of each fast integrator; pcs_segments, gvs_links,
+# chain_links: the forward-dynamics rows; t_beam [s]: Table IV horizon; converged_segments: the
+# finer PCS run per case (None: none); t_fast [s], candidates [s], ref_dt [s]: fast integrators;
+# tree_*: the tree section (horizon [s], rollout repeats, robots, dtypes, arm counts, free-rod
+# segments, calls per block).
+MODES = {
+    "full": dict(
+        sections=SECTIONS,
+        blocks=30,
+        calls=100,
+        floor_calls=200,
+        reps=3,
+        fast_reps=3,
+        pcs_segments=(1, 2, 4),
+        gvs_links=(1, 2, 4, 8),
+        chain_links=(1, 2, 4, 8, 16),
+        t_beam=3.0,
+        rollout_cases=tuple(ROLLOUT_CASES),
+        converged_segments=CONVERGED_SEGMENTS,
+        t_fast=3.0,
+        # 5e-5 and 2e-5 for the explicit schemes: the beam's fastest damping rate is ~2.5e4 1/s.
+        candidates=[2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2],
+        ref_dt=1e-5,
+        tree_horizon=1.0,
+        tree_reps=3,
+        tree_robots=tuple(TREE_ROBOTS),
+        tree_dtypes=tuple(TREE_DTYPES),
+        tree_arms=TREE_ARMS,
+        tree_rod_segments=(2, 4),
+        tree_calls=50,
+    ),
+    "quick": dict(
+        sections=QUICK_SECTIONS,
+        blocks=6,
+        calls=100,
+        floor_calls=200,
+        reps=1,
+        fast_reps=3,
+        pcs_segments=(1, 4),
+        gvs_links=(1, 4),
+        chain_links=(1, 4, 16),
+        t_beam=0.3,
+        rollout_cases=QUICK_ROLLOUT_CASES,
+        converged_segments=None,
+        t_fast=0.1,
+        candidates=[5e-5, 1e-4, 1e-3, 1e-2],
+        ref_dt=1e-5,
+        tree_horizon=0.3,
+        tree_reps=1,
+        tree_robots=tuple(TREE_ROBOTS),
+        tree_dtypes=tuple(TREE_DTYPES),
+        tree_arms=(1, 5, 10),
+        tree_rod_segments=(2,),
+        tree_calls=50,
+    ),
+    # Every code path once: the tendon case has an input (and PyElastica tendons), 1e-2 s fails
+    # the explicit schemes' 1 % test before 5e-5 s passes, the gripper has a rigid link.
+    "smoke": dict(
+        sections=SECTIONS,
+        blocks=1,
+        calls=10,
+        floor_calls=10,
+        reps=1,
+        fast_reps=1,
+        pcs_segments=(1,),
+        gvs_links=(1,),
+        chain_links=(1,),
+        t_beam=0.02,
+        rollout_cases=("tendon_spatial_pcs",),
+        converged_segments=3,
+        t_fast=0.02,
+        candidates=[5e-5, 1e-2],
+        ref_dt=1e-5,
+        tree_horizon=0.01,
+        tree_reps=1,
+        tree_robots=("gripper",),
+        tree_dtypes=("float32",),
+        tree_arms=(1,),
+        tree_rod_segments=(1,),
+        tree_calls=10,
+    ),
+}
+STEM_SUFFIX = {"full": "", "quick": "_quick", "smoke": "_smoke"}
 
 
-def main():
+def main(argv=None):
+    """Run the benchmark with command-line arguments ``argv`` (default: ``sys.argv[1:]``)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="short horizons and few repeats")
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="short horizons and few repeats")
+    size.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every section's code once at the smallest sizes (a test, not a benchmark); files *_smoke.*",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder of every file written, table_iv.md included (default: results/bench, and "
+        "results/comparison for table_iv.md; with --smoke: a new temporary folder)",
+    )
     ap.add_argument(
         "--sections",
         nargs="+",
@@ -1100,41 +1251,43 @@ def main():
         help="run only these sections (default: all; with --quick: "
         f"{' '.join(QUICK_SECTIONS)}); a partial run writes "
         "models_cpu_<sections>.{json,md} and leaves the full-run files alone; trees always writes "
-        "trees_cpu[_quick].json (and trees_cpu.md)",
+        "trees_cpu[_quick|_smoke].json (and trees_cpu[_smoke].md)",
     )
-    args = ap.parse_args()
-    quick = args.quick
-    chosen = args.sections or (QUICK_SECTIONS if quick else SECTIONS)
+    args = ap.parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    quick, s = mode == "quick", MODES[mode]
+    chosen = args.sections or s["sections"]
     sections = [x for x in SECTIONS if x in chosen]
-    t_beam = 0.3 if quick else 3.0
-    t_fast = 0.1 if quick else 3.0
-    # 5e-5 and 2e-5 added for the explicit schemes: the beam's fastest damping rate is ~2.5e4 1/s.
-    candidates = [5e-5, 1e-4, 1e-3, 1e-2] if quick else [2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
-    ref_dt = 1e-5
-    blocks = 6 if quick else 30
-    notes = run_notes(quick, t_beam, t_fast, candidates, ref_dt, blocks) + [f"sections: {sections}"]
-    info = meta(quick, notes)
+    t_beam, t_fast, blocks = s["t_beam"], s["t_fast"], s["blocks"]
+    if args.out is not None:
+        out_dir, table_iv_dir = args.out, args.out
+    elif mode == "smoke":
+        out_dir = table_iv_dir = Path(tempfile.mkdtemp(prefix="bench_models_smoke_"))
+    else:
+        out_dir, table_iv_dir = ROOT / "results" / "bench", ROOT / "results" / "comparison"
+    notes = run_notes(mode, s) + [f"sections: {sections}"]
+    info = meta(mode != "full", notes, smoke=mode == "smoke")
     t_start = time.perf_counter()
     fd, gvs, arti, rollouts, fast = [], [], [], [], []
     floor = trees = None
     if "pcs" in sections:
         print("[pcs] forward dynamics", flush=True)
-        fd = bench_forward_dynamics(blocks=blocks, segments=(1, 4) if quick else (1, 2, 4))
-        floor = bench_dispatch_floor(blocks=blocks)
+        fd = bench_forward_dynamics(blocks=blocks, segments=s["pcs_segments"], calls=s["calls"])
+        floor = bench_dispatch_floor(blocks=blocks, calls=s["floor_calls"])
     if "gvs" in sections:
         print(f"[gvs] forward dynamics ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-        gvs = bench_gvs_forward_dynamics(blocks=blocks, links=(1, 4) if quick else (1, 2, 4, 8))
+        gvs = bench_gvs_forward_dynamics(blocks=blocks, links=s["gvs_links"], calls=s["calls"])
     if "articulated" in sections:
         print(f"[articulated] forward dynamics ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-        arti = bench_articulated_forward_dynamics(blocks=blocks, links=(1, 4, 16) if quick else (1, 2, 4, 8, 16))
+        arti = bench_articulated_forward_dynamics(blocks=blocks, links=s["chain_links"], calls=s["calls"])
     if "rollouts" in sections:
         print(f"[rollouts] Table IV ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
         rollouts = bench_rollouts(
             t_beam,
-            reps=1 if quick else 3,
-            elastica_reps=1 if quick else 3,
-            converged_segments=None if quick else CONVERGED_SEGMENTS,
-            cases=QUICK_ROLLOUT_CASES if quick else tuple(ROLLOUT_CASES),
+            reps=s["reps"],
+            elastica_reps=s["reps"],
+            converged_segments=s["converged_segments"],
+            cases=s["rollout_cases"],
         )
     if "fast" in sections:
         print(f"[fast] fast integrators ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
@@ -1144,10 +1297,19 @@ def main():
             if spatial and t_fast == t_beam
             else elastica_rollout("beam_spatial_pcs", t_fast)[0]
         )
-        fast = bench_fast_integrator(t_fast, candidates, ref_dt, reps=3, elastica_s=el_fast)
+        fast = bench_fast_integrator(t_fast, s["candidates"], s["ref_dt"], reps=s["fast_reps"], elastica_s=el_fast)
     if "trees" in sections:
         print(f"[trees] body trees and floating bases ({time.perf_counter() - t_start:.0f} s elapsed)", flush=True)
-        trees = bench_trees(quick, blocks)
+        trees = bench_trees(
+            blocks,
+            calls=s["tree_calls"],
+            horizon=s["tree_horizon"],
+            reps=s["tree_reps"],
+            robots=s["tree_robots"],
+            dtypes=s["tree_dtypes"],
+            arms=s["tree_arms"],
+            rod_segments=s["tree_rod_segments"],
+        )
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
     summary = {}
@@ -1171,16 +1333,15 @@ def main():
         "fast_integrator": fast,
         "summary": summary,
     }
-    out_dir = ROOT / "results" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
+    suffix = STEM_SUFFIX[mode]
     if trees is not None:  # its own file, whatever else ran
-        tree_path = out_dir / ("trees_cpu_quick.json" if quick else "trees_cpu.json")
+        tree_path = out_dir / f"trees_cpu{suffix}.json"
         tree_path.write_text(json.dumps({"meta": info, **trees}, indent=2) + "\n")
     # the model files, named by the other sections
     model_sections = [x for x in sections if x != "trees"]
-    default = [x for x in (QUICK_SECTIONS if quick else SECTIONS) if x != "trees"]
-    stem = "models_cpu" + ("" if model_sections == default else "_" + "_".join(model_sections))
-    stem += "_quick" if quick else ""
+    default = [x for x in s["sections"] if x != "trees"]
+    stem = "models_cpu" + ("" if model_sections == default else "_" + "_".join(model_sections)) + suffix
     path = out_dir / f"{stem}.json"
     if model_sections:
         path.write_text(json.dumps(result, indent=2) + "\n")
@@ -1195,7 +1356,7 @@ def main():
     if arti:
         print(text_table("Forward dynamics, articulated chain (N = links)", arti, FD_COLS), end="\n\n")
     if ro_rows:
-        print(text_table(f"Table IV rollouts, Tsit5 dt=1e-4, {t_beam} s", ro_rows, RO_COLS), end="\n\n")
+        print(text_table(f"Table IV rollouts, Tsit5 dt=1e-4, {t_beam} s", ro_rows, rollout_cols(ro_rows)), end="\n\n")
     if fast:
         print(
             text_table(f"Fast integrators, spatial beam, {t_fast} s (largest dt with tip err <= 1% L)", fast, FI_COLS),
@@ -1210,14 +1371,16 @@ def main():
         )
         print(f"wrote {tree_path}")
         if not quick:
-            write_tree_markdown(out_dir / "trees_cpu.md", info, trees)
+            write_tree_markdown(out_dir / f"trees_cpu{suffix}.md", info, trees)
     if not model_sections:
         return
     print("summary: " + json.dumps(summary, indent=1) + f"\nwrote {path}")
     if not quick:
         write_markdown(out_dir / f"{stem}.md", info, fd, gvs, arti, ro_rows, fast, t_beam, floor)
         if rollouts:
-            write_table_iv(ROOT / "results" / "comparison" / "table_iv.md", info, rollouts, ro_rows, t_beam, path.name)
+            resolved = path.resolve()
+            source = resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved
+            write_table_iv(table_iv_dir / "table_iv.md", info, rollouts, ro_rows, t_beam, source)
 
 
 if __name__ == "__main__":

@@ -31,13 +31,24 @@ least 0.1 x 3 m apart; 33-waypoint trajectories planned with the roadmap (512 no
 Success: collision-free (checked densely between waypoints) and within the tendon speed
 limit.
 
-    .venv/bin/python scripts/bench_planning.py [--quick] [--device-tag cpu] [--static-only]
+    .venv/bin/python scripts/bench_planning.py [--quick | --smoke] [--device-tag cpu] [--static-only]
+                                               [--out results/bench]
 
-Writes results/bench/planning_<tag>[_quick].json and .md and prints the table.
+Writes <out>/planning_<tag>.json and .md (<out>: ``--out``, default results/bench; with
+``--smoke``, <tmp>/sorogym-smoke) and prints the table.
 ``--static-only``: the static inverse problem on TendonReaching-v0's arm (128 goals of its
 goal bank) and its two goal samplings (random-tension equilibria, and workspace sampling by
 static inverse kinematics: 512 goals each, build time and evenness), written to
-results/bench/planning_static_<tag>.json and .md.
+<out>/planning_static_<tag>.json and .md.
+
+``--quick``: 50 / 10 IK targets with 32 seeds, 40-waypoint paths, one trajectory scene of
+4 queries on a 128-node roadmap, 16 / 32 static goals (files ``*_quick``).
+``--smoke``: the tiniest sizes that still run every code path once, for the tests: one IK
+target per case with 8 seeds (so one compiled batch shape), 8-waypoint paths, one
+trajectory query on a 16-node roadmap with 17 waypoints; with ``--static-only``, 4 static
+goals and goal banks of 8 goals. Files ``planning_<tag>_smoke.*`` and
+``planning_static_<tag>_smoke.*``; the numbers say nothing about speed or success at full
+size.
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,9 +86,36 @@ from sorogym.planning import (  # noqa: E402
 from sorogym.provenance import run_metadata  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+SMOKE_OUT = Path(tempfile.gettempdir()) / "sorogym-smoke"  # --smoke without --out: never results/
 
 MARGIN = 0.01  # safety margin [m] of the collision constraint (targets are sampled to satisfy it too)
 PAPER_PATHS = {"square": (3.03, 0.47, 0.115), "sinusoid": (3.76, 0.25, 0.080), "letter": (3.63, 0.57, 0.122)}
+
+#: sizes per mode: IK targets (free / lattice), beam-search seeds / refined / LM iterations
+#: (coarse, fine), path waypoints and the path follower's seeds / refined, trajectory scenes /
+#: queries per scene / roadmap nodes / roadmap neighbours / trajectory intervals, static
+#: inverse goals, goal-bank goals (and the candidates of the env's own bank, the workspace
+#: sampler's box equilibria and candidate batch; None: the library's defaults)
+SIZES = {
+    "full": dict(
+        free=1000, lattice=100, seeds=128, best=8, coarse=40, fine=160,
+        path_waypoints=150, path_seeds=32, path_best=4,
+        scenes=3, pairs=20, nodes=512, neighbours=8, horizon=32,
+        static_goals=128, bank_goals=512, goal_candidates=None, box_samples=None, box_batch=None,
+    ),
+    "quick": dict(
+        free=50, lattice=10, seeds=32, best=4, coarse=40, fine=160,
+        path_waypoints=40, path_seeds=32, path_best=4,
+        scenes=1, pairs=4, nodes=128, neighbours=8, horizon=32,
+        static_goals=16, bank_goals=32, goal_candidates=None, box_samples=None, box_batch=None,
+    ),
+    "smoke": dict(
+        free=1, lattice=1, seeds=8, best=2, coarse=40, fine=160,
+        path_waypoints=8, path_seeds=8, path_best=2,
+        scenes=1, pairs=1, nodes=16, neighbours=4, horizon=16,
+        static_goals=4, bank_goals=8, goal_candidates=64, box_samples=64, box_batch=16,
+    ),
+}  # fmt: skip
 
 PAPER = {  # CR-Solver, Tables I and II (its CPU figure: 404.29 s for 1000 targets)
     ("free", 3, False): {"success": 1.0, "cpu_s": 404.29, "gpu_s": 0.46, "error": 3.74e-4},
@@ -91,6 +130,8 @@ def lattice_obstacles() -> Spheres:
 
 def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rounds=50):
     """End poses of ``count`` random configurations (collision-free ones with obstacles)."""
+    clearances = jax.jit(jax.vmap(lambda q: robot_clearance(robot, obstacles, q)))
+    end_poses = jax.jit(jax.vmap(robot.end_pose))
     poses = []
     for _ in range(max_rounds):
         if sum(p.shape[0] for p in poses) >= count:
@@ -98,9 +139,8 @@ def sample_targets(robot, key, count, obstacles=None, min_clearance=0.0, max_rou
         key, sub = jax.random.split(key)
         qs = robot.sample(sub, 4 * count, jnp.float64)
         if obstacles is not None:
-            clear = jax.vmap(lambda q: robot_clearance(robot, obstacles, q))(qs)
-            qs = qs[np.asarray(clear) > min_clearance]
-        poses.append(jax.vmap(robot.end_pose)(qs))
+            qs = qs[np.asarray(clearances(qs)) > min_clearance]
+        poses.append(end_poses(qs))
     found = sum(p.shape[0] for p in poses)
     if found < count:
         raise RuntimeError(
@@ -166,18 +206,25 @@ def run_case(name, segments, extensible, count, seeds, best, coarse, fine):
     }
 
 
-def run_paths(num_waypoints: int, size: float = 0.2):
+def run_paths(num_waypoints: int, size: float = 0.2, seeds: int = 32, best: int = 4):
+    """Each path of ``PATH_KINDS``, ``num_waypoints`` poses ``size`` [m] across, followed with
+    ``seeds`` beam-search seeds (``best`` refined) where the warm start misses."""
     robot = PCCRobot(3, length=1.0, radius=0.1)
     frame = np.asarray(robot.end_pose(jnp.asarray(PATH_CENTER)))
-    follow = make_path_follower(robot, num_seeds=32, num_best=4)
+    follow = make_path_follower(robot, num_seeds=seeds, num_best=best)
+
+    @jax.jit
+    def rotation_error_deg(q, refs):
+        """Angle [deg] between the reached and the reference orientation at each waypoint."""
+        poses = jax.vmap(robot.end_pose)(q)
+        angles = jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a.T @ b)))(poses[:, :3, :3], refs[:, :3, :3])
+        return jnp.degrees(angles)
+
     rows = []
     for kind in PATH_KINDS:
         refs = jnp.asarray(reference_path(kind, frame, size, num_waypoints))
         result, compile_s, seconds = compile_then_time(follow, refs)
-        poses = jax.vmap(robot.end_pose)(result.q)
-        rot = np.degrees(
-            np.asarray(jax.vmap(lambda a, b: jnp.linalg.norm(so3.log(a.T @ b)))(poses[:, :3, :3], refs[:, :3, :3]))
-        )
+        rot = np.asarray(rotation_error_deg(result.q, refs))
         pos = 1e3 * np.asarray(result.position_error)
         paper = PAPER_PATHS[kind]
         rows.append(
@@ -207,7 +254,10 @@ def run_paths(num_waypoints: int, size: float = 0.2):
     return rows
 
 
-def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
+def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32, neighbours: int = 8):
+    """``pairs`` start/goal queries in each of ``scenes`` random scenes, planned with a roadmap
+    of ``nodes`` nodes (``neighbours`` each) and the straight line as candidates, and with the
+    line alone; ``horizon`` intervals per trajectory."""
     robot = PCCRobot(3, length=1.0, radius=0.1)
     rng = np.random.default_rng(0)
     records = {"roadmap": [], "linear": []}
@@ -215,24 +265,23 @@ def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
     for scene in range(scenes):
         obstacles = Spheres.random(rng)
         t0 = time.perf_counter()
-        roadmap = build_roadmap(robot, jax.random.PRNGKey(100 + scene), obstacles, nodes, 8, margin=0.01)
+        roadmap = build_roadmap(robot, jax.random.PRNGKey(100 + scene), obstacles, nodes, neighbours, margin=0.01)
         build_s.append(time.perf_counter() - t0)
         refiner = make_trajectory_refiner(robot, obstacles)
         ends = sample_free(robot, jax.random.PRNGKey(200 + scene), 8 * pairs, obstacles, 0.01)
-        tips = np.asarray(jax.vmap(robot.end_pose)(ends)[:, :3, 3])
+        tips = np.asarray(jax.jit(jax.vmap(robot.end_pose))(ends)[:, :3, 3])
         starts, goals = [], []
         for i in range(0, ends.shape[0] - 1, 2):
             if np.linalg.norm(tips[i] - tips[i + 1]) >= 0.1 * 3.0 and len(starts) < pairs:
                 starts.append(ends[i])
                 goals.append(ends[i + 1])
         for warm in (roadmap, None):  # compile for two candidates and for one
-            plan_trajectory(robot, starts[0], goals[0], obstacles, warm, horizon, refiner=refiner)
+            plan_trajectory(robot, starts[0], goals[0], obstacles, warm, horizon, k=neighbours, refiner=refiner)
         for start, goal in zip(starts, goals, strict=True):
             for mode in ("roadmap", "linear"):
                 t0 = time.perf_counter()
-                plan = plan_trajectory(
-                    robot, start, goal, obstacles, roadmap if mode == "roadmap" else None, horizon, refiner=refiner
-                )
+                warm = roadmap if mode == "roadmap" else None
+                plan = plan_trajectory(robot, start, goal, obstacles, warm, horizon, k=neighbours, refiner=refiner)
                 seconds = time.perf_counter() - t0
                 records[mode].append(
                     {
@@ -266,14 +315,15 @@ def run_trajectories(scenes: int, pairs: int, nodes: int, horizon: int = 32):
     return rows
 
 
-def run_static_inverse(count: int):
+def run_static_inverse(count: int, candidates: int | None = None):
     """Tensions for ``count`` goals of TendonReaching-v0's goal bank (equilibria under random
     tensions, so reachable), verified by the continuation equilibrium; success = tip within
-    1 mm."""
+    1 mm. ``candidates``: the bank's ``num_goal_candidates`` (None: the env's default)."""
     import sorogym
     from sorogym.planning import make_static_inverse_solver
 
-    env = sorogym.make("TendonReaching-v0", dtype="float64")
+    bank = {} if candidates is None else {"num_goal_candidates": candidates}
+    env = sorogym.make("TendonReaching-v0", dtype="float64", **bank)
     goals = jnp.asarray(np.asarray(env.goal_bank)[:count, :3])
     solve = make_static_inverse_solver(env.model, 0.0, env.config.max_tension, tolerance=1e-3)
     result, compile_s, seconds = compile_then_time(solve, goals)
@@ -291,12 +341,13 @@ def run_static_inverse(count: int):
     }
 
 
-def run_goal_sampling(count: int):
+def run_goal_sampling(count: int, box_samples: int | None = None, batch: int | None = None):
     """TendonReaching-v0's goal banks of ``count`` goals (float32, as the env runs): random-
     tension equilibria against workspace sampling by static inverse kinematics. Reports the
     build time (compilation included), the acceptance of the rejection sampler and how
     evenly the goals cover the space: the spread per axis and the coefficient of variation
-    of nearest-neighbour distances (lower = more even)."""
+    of nearest-neighbour distances (lower = more even). ``box_samples`` and ``batch``: the
+    workspace sampler's box equilibria and candidates per solve (None: its defaults)."""
     from scipy.spatial import cKDTree
 
     import sorogym
@@ -308,7 +359,8 @@ def run_goal_sampling(count: int):
     for sampling in ("equilibrium", "workspace"):
         t0 = time.perf_counter()
         if sampling == "workspace":
-            tips, _, _, _, acceptance = workspace_goal_bank(model, jax.random.PRNGKey(0), count, max_tension)
+            options = {k: v for k, v in (("box_samples", box_samples), ("batch", batch)) if v is not None}
+            tips, _, _, _, acceptance = workspace_goal_bank(model, jax.random.PRNGKey(0), count, max_tension, **options)
         else:
             tips, *_ = equilibrium_goal_bank(model, jax.random.PRNGKey(0), count, max_tension, iterations=25, ramp=10)
             acceptance = None
@@ -403,40 +455,44 @@ def markdown_trajectories(rows) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="50 / 10 targets, 32 seeds (a smoke run)")
-    ap.add_argument("--device-tag", default="cpu")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
-    ap.add_argument(
-        "--static-only",
-        action="store_true",
-        help="only the static inverse problem (writes planning_static_<tag>.json/.md)",
+def run_metadata_for(mode: str, notes: str, sizes: dict) -> dict:
+    """``run_metadata`` of a report at ``mode``'s ``sizes`` (a smoke run says so in its notes)."""
+    if mode == "smoke":
+        notes = f"smoke run (tiniest sizes, every code path once; not a benchmark): {notes}"
+    return run_metadata(
+        mode == "quick",
+        ("jax", "jaxlib"),
+        notes,
+        smoke=mode == "smoke",
+        sizes=sizes,
+        device=str(jax.devices()[0].device_kind),
     )
-    args = ap.parse_args()
-    if args.static_only:
-        row = run_static_inverse(16 if args.quick else 128)
-        goal_rows = run_goal_sampling(32 if args.quick else 512)
-        meta = run_metadata(
-            args.quick, ("jax", "jaxlib"), "static inverse, TendonReaching-v0", device=str(jax.devices()[0].device_kind)
-        )
-        suffix = f"planning_static_{args.device_tag}" + ("_quick" if args.quick else "")
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{suffix}.json").write_text(
-            json.dumps({"meta": meta, "row": row, "goal_sampling": goal_rows}, indent=2)
-        )
-        table = (
-            "| env | goals | success (< 1 mm) | error median / max [mm] | solve [s] | compile [s] |\n"
-            "|---|---|---|---|---|---|\n"
-            f"| {row['env']} | {row['goals']} | {100 * row['success']:.1f} % | {row['error_mm_median']:.1e} / "
-            f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |\n\n"
-            + markdown_goal_sampling(goal_rows)
-        )
-        (args.out / f"{suffix}.md").write_text(table + "\n")
-        print(table)
-        return 0
-    free_n, lattice_n = (50, 10) if args.quick else (1000, 100)
-    seeds, best = (32, 4) if args.quick else (128, 8)
+
+
+def static_part(out: Path, tag: str, mode: str) -> None:
+    """The static inverse problem and the goal samplings; writes planning_static_<tag>[_mode].*"""
+    sz = SIZES[mode]
+    row = run_static_inverse(sz["static_goals"], sz["goal_candidates"])
+    goal_rows = run_goal_sampling(sz["bank_goals"], sz["box_samples"], sz["box_batch"])
+    meta = run_metadata_for(mode, "static inverse, TendonReaching-v0", sz)
+    suffix = f"planning_static_{tag}" + ("" if mode == "full" else f"_{mode}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{suffix}.json").write_text(json.dumps({"meta": meta, "row": row, "goal_sampling": goal_rows}, indent=2))
+    table = (
+        "| env | goals | success (< 1 mm) | error median / max [mm] | solve [s] | compile [s] |\n"
+        "|---|---|---|---|---|---|\n"
+        f"| {row['env']} | {row['goals']} | {100 * row['success']:.1f} % | {row['error_mm_median']:.1e} / "
+        f"{row['error_mm_max']:.2f} | {row['seconds']:.1f} | {row['compile_s']:.0f} |\n\n"
+        + markdown_goal_sampling(goal_rows)
+    )
+    (out / f"{suffix}.md").write_text(table + "\n")
+    print(f"{table}\nwrote {out / suffix}.json and .md")
+
+
+def planning_part(out: Path, tag: str, mode: str) -> None:
+    """Batched IK, path following and trajectory planning; writes planning_<tag>[_mode].*"""
+    sz = SIZES[mode]
+    free_n, lattice_n = sz["free"], sz["lattice"]
     cases = [
         ("free", 3, False, free_n),
         ("free", 3, True, free_n),
@@ -447,17 +503,15 @@ def main() -> int:
     ]
     rows = []
     for name, n, ext, count in cases:
-        rows.append(run_case(name, n, ext, count, seeds, best, 40, 160))
+        rows.append(run_case(name, n, ext, count, sz["seeds"], sz["best"], sz["coarse"], sz["fine"]))
         r = rows[-1]
         print(f"{name:8s} N={n} ext={ext!s:5s} success {100 * r['success']:.1f} % in {r['seconds']:.2f} s", flush=True)
-    path_rows = run_paths(40 if args.quick else 150)
-    trajectory_rows = run_trajectories(1 if args.quick else 3, 4 if args.quick else 20, 128 if args.quick else 512)
-    meta = run_metadata(
-        args.quick, ("jax", "jaxlib"), "PCC IK, CR-Solver protocol", device=str(jax.devices()[0].device_kind)
-    )
-    suffix = f"planning_{args.device_tag}" + ("_quick" if args.quick else "")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{suffix}.json").write_text(
+    path_rows = run_paths(sz["path_waypoints"], seeds=sz["path_seeds"], best=sz["path_best"])
+    trajectory_rows = run_trajectories(sz["scenes"], sz["pairs"], sz["nodes"], sz["horizon"], sz["neighbours"])
+    meta = run_metadata_for(mode, "PCC IK, CR-Solver protocol", sz)
+    suffix = f"planning_{tag}" + ("" if mode == "full" else f"_{mode}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{suffix}.json").write_text(
         json.dumps({"meta": meta, "rows": rows, "paths": path_rows, "trajectories": trajectory_rows}, indent=2)
     )
     table = "\n\n".join(
@@ -469,8 +523,35 @@ def main() -> int:
             markdown_trajectories(trajectory_rows),
         ]
     )
-    (args.out / f"{suffix}.md").write_text(table + "\n")
-    print(table)
+    (out / f"{suffix}.md").write_text(table + "\n")
+    print(f"{table}\nwrote {out / suffix}.json and .md")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="50 / 10 targets, 32 seeds (a short run)")
+    size.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiniest sizes that run every code path once (files *_smoke; for the tests)",
+    )
+    ap.add_argument("--device-tag", default="cpu")
+    ap.add_argument(
+        "--out", type=Path, help="output directory (default results/bench; with --smoke <tmp>/sorogym-smoke)"
+    )
+    ap.add_argument(
+        "--static-only",
+        action="store_true",
+        help="only the static inverse problem (writes planning_static_<tag>.json/.md)",
+    )
+    args = ap.parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    out = args.out or (SMOKE_OUT if args.smoke else ROOT / "results" / "bench")
+    if args.static_only:
+        static_part(out, args.device_tag, mode)
+    else:
+        planning_part(out, args.device_tag, mode)
     return 0
 
 

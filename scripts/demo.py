@@ -6,7 +6,8 @@ It is driven for 3 s by smoothly varying tendon tensions with the environments' 
 integrator and, for reference, with Tsit5. Writes ``results/demo/tendon_arm.png`` and
 ``results/demo/tendon_arm.json``.
 
-    python scripts/demo.py [--out results/demo]
+    python scripts/demo.py [--out results/demo] [--horizon 3.0]
+    python scripts/demo.py --smoke --out /tmp/demo    # 0.3 s horizon
 """
 
 from __future__ import annotations
@@ -59,11 +60,14 @@ def simulate(model, dt, control_dt, horizon, solver):
     )
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="results/demo")
-    ap.add_argument("--horizon", type=float, default=3.0)
-    args = ap.parse_args()
+    ap.add_argument("--horizon", type=float, default=3.0, help="simulated time [s]")
+    ap.add_argument("--smoke", action="store_true", help="0.3 s horizon")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.horizon = min(args.horizon, 0.3)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model = build_arm()

@@ -10,6 +10,10 @@ env has contact, the peak contact force and the summed safety cost per episode.
     python scripts/evaluate_experts.py                 # 128 episodes per policy
     python scripts/evaluate_experts.py --episodes 16 --out /tmp/experts.json
     python scripts/evaluate_experts.py --envs PoseTracking-v0   # rerun one env, keep the other rows
+    python scripts/evaluate_experts.py --smoke --out /tmp/experts.json  # 2 episodes of TendonTracking-v0
+
+``--smoke``: 2 episodes per policy, ``--envs`` defaulting to TendonTracking-v0, written to
+``<out stem>_smoke.{json,md}``.
 """
 
 from __future__ import annotations
@@ -56,7 +60,11 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=10_000)
     parser.add_argument("--envs", nargs="*", default=None, help="env names (default: all with experts)")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "experts.json")
+    parser.add_argument("--smoke", action="store_true", help="2 episodes, TendonTracking-v0 unless --envs")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.episodes, args.envs = 2, args.envs or ["TendonTracking-v0"]
+        args.out = args.out.with_name(f"{args.out.stem}_smoke.json")
 
     rows = []
     for name in args.envs or sorogym.registry():
@@ -76,7 +84,9 @@ def main(argv=None) -> int:
     if args.envs and args.out.exists():  # keep the other envs' rows of an earlier run
         earlier = json.loads(args.out.read_text())["rows"]
         rows = sorted([r for r in earlier if r["env"] not in args.envs] + rows, key=lambda r: r["env"])
-    meta = run_metadata(False, ("jax", "jaxlib", "brax"), "experts and a uniform random policy on the same reset keys")
+    meta = run_metadata(
+        args.smoke, ("jax", "jaxlib", "brax"), "experts and a uniform random policy on the same reset keys"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     table = markdown(rows)

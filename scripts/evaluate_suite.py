@@ -21,6 +21,10 @@ this CPU, from the committed ``results/bench/envs_cpu*.json``). The docs page
     python scripts/evaluate_suite.py                       # everything, 128 episodes each
     python scripts/evaluate_suite.py --envs SnakeToGoal-v0 # one env; other rows kept
     python scripts/evaluate_suite.py --kinds ppo --out /tmp/suite.json
+    python scripts/evaluate_suite.py --smoke --out /tmp/suite.json   # 2 episodes of TendonTracking-v0
+
+``--smoke``: 2 episodes per row, ``--envs`` defaulting to TendonTracking-v0, written to
+``<out stem>_smoke.{json,md}``.
 """
 
 from __future__ import annotations
@@ -148,8 +152,8 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
-def write(rows: list[dict], out: Path, episodes: int, seed: int) -> None:
-    meta = run_metadata(False, ("jax", "jaxlib", "brax", "stable_baselines3"), "suite leaderboard")
+def write(rows: list[dict], out: Path, episodes: int, seed: int, quick: bool = False) -> None:
+    meta = run_metadata(quick, ("jax", "jaxlib", "brax", "stable_baselines3"), "suite leaderboard")
     meta.update(episodes=episodes, seed=seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "kinds": list(KINDS), "rows": rows}, indent=2) + "\n")
@@ -172,7 +176,11 @@ def main(argv=None) -> int:
         "--kinds", nargs="*", default=[*KINDS, "extra"], help=f"of {KINDS} and 'extra' (bc, dagger, ppo_warm)"
     )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "suite.json")
+    parser.add_argument("--smoke", action="store_true", help="2 episodes, TendonTracking-v0 unless --envs")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.episodes, args.envs = 2, args.envs or ["TendonTracking-v0"]
+        args.out = args.out.with_name(f"{args.out.stem}_smoke.json")
     unknown = set(args.kinds) - {*KINDS, "extra"}
     if unknown:
         parser.error(f"unknown kinds {sorted(unknown)}; choose from {KINDS} and 'extra'")
@@ -185,7 +193,7 @@ def main(argv=None) -> int:
         earlier = [r for r in json.loads(args.out.read_text())["rows"] if r["env"] not in done]
         order = {n: i for i, n in enumerate(sorogym.registry())}
         rows = sorted(earlier + rows, key=lambda r: order.get(r["env"], len(order)))
-    write(rows, args.out, args.episodes, args.seed)
+    write(rows, args.out, args.episodes, args.seed, args.smoke)
     print(markdown(rows))
     return 0
 

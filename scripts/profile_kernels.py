@@ -12,6 +12,9 @@ loop's wall time: read shares and counts, and compare changes side by side.
 
     .venv/bin/python scripts/profile_kernels.py --robot free_rod --segments 4
     .venv/bin/python scripts/profile_kernels.py --robot brittle_star --kernels 30
+    .venv/bin/python scripts/profile_kernels.py --smoke --json /tmp/kernels.json   # seconds
+
+``--smoke``: one rod segment, 4 chained evaluations, 2 profiled runs.
 
 Robots: ``free_rod`` (a passive PCS rod on a free joint, the case compared with soromox in
 ``bench_models.py --sections trees``), ``fixed_rod`` (the same rod on a fixed joint),
@@ -200,7 +203,7 @@ def profile(model, y, u, evals: int, reps: int):
     return wall, rows
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robot", default="free_rod", choices=["free_rod", "fixed_rod", "pcs", *NAMED])
     parser.add_argument("--segments", type=int, default=4, help="rod segments (free_rod, fixed_rod, pcs)")
@@ -210,7 +213,10 @@ def main():
     parser.add_argument("--sources", type=int, default=25, help="costliest source lines to list")
     parser.add_argument("--kernels", type=int, default=20, help="slowest kernels to list")
     parser.add_argument("--json", help="also write the rows to this JSON file")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="1 segment, 4 evaluations, 2 runs (seconds)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.segments, args.evals, args.reps = 1, 4, 2
     model, y, u = build(args.robot, args.segments, getattr(jnp, args.dtype))
     wall, rows = profile(model, y, u, args.evals, args.reps)
     total = sum(r["us"] for r in rows)
@@ -233,7 +239,9 @@ def main():
         summary = {"num_kernels": len(rows), "wall_us": wall, "profiled_kernel_us": total}
         with open(args.json, "w") as f:
             json.dump(
-                {"meta": run_metadata(False, ["jax", "jaxlib"], notes), **info, **summary, "kernels": rows}, f, indent=1
+                {"meta": run_metadata(args.smoke, ["jax", "jaxlib"], notes), **info, **summary, "kernels": rows},
+                f,
+                indent=1,
             )
             f.write("\n")
 

@@ -9,6 +9,9 @@ are drawn as the uniform solid of their mass and inertia (platform and cart as b
 discs as flat ellipsoids), rod bodies as tubes with their tendons, payloads as dots.
 
     python scripts/render_robots.py [--out docs/img/robots] [--size 400] [--only NAME ...]
+    python scripts/render_robots.py --smoke --out /tmp/robots   # every robot at 64 px
+
+``--smoke`` draws every robot (or ``--only``) at 64 x 64 px.
 """
 
 from __future__ import annotations
@@ -98,12 +101,15 @@ def spacer_arm():
 ROBOTS = {f.__name__: f for f in (inchworm, brittle_star, gripper, two_arm_platform, cart_arm, spacer_arm)}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("docs/img/robots"))
     parser.add_argument("--size", type=int, default=400, help="image width and height [px]")
     parser.add_argument("--only", nargs="*", choices=sorted(ROBOTS), help="robots to draw (default: all)")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="64 px images")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.size = 64
     jax.config.update("jax_enable_x64", True)
     for name in args.only or ROBOTS:
         start = time.perf_counter()

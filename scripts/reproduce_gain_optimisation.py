@@ -29,6 +29,9 @@ Writes ``results/control/gain_optimisation.{json,md,png}``.
 
     python scripts/reproduce_gain_optimisation.py            # 100 iterations, batch 8
     python scripts/reproduce_gain_optimisation.py --quick    # 3 iterations, batch 2
+    python scripts/reproduce_gain_optimisation.py --smoke --out /tmp/gains.json   # 2 iterations, 0.5 s loops
+
+``--smoke`` (2 iterations, batch 2, ``--horizon 0.5`` s) writes ``<out stem>_smoke.{json,md,png}``.
 """
 
 from __future__ import annotations
@@ -120,8 +123,9 @@ def tendon_arm(num_segments: int) -> PCS:
     return arm.with_actuation(Tendons(offsets, routing="linear"))
 
 
-def build_case(name: str):
-    """``(loss_and_traces(log_gains) -> (loss, traces), info)`` for one case."""
+def build_case(name: str, horizon: float = HORIZON):
+    """``(loss_and_traces(log_gains) -> (loss, traces), info)`` for one case, closed loops
+    of ``horizon`` [s]."""
     spec = CASES[name]
     model = tendon_arm(spec["segments"])
     n, m = model.num_dofs, model.num_actuators
@@ -157,7 +161,7 @@ def build_case(name: str):
             model,
             jnp.zeros(2 * n),
             ctrl,
-            HORIZON,
+            horizon,
             z0=ctrl.initial_state(),
             solver=diffrax.Tsit5(),
             solver_dt=SOLVER_DT,
@@ -165,7 +169,7 @@ def build_case(name: str):
         )
         e = jax.vmap(error)(traj.ys[:, :n])
         sq = jnp.sum(e**2, axis=-1)
-        t1 = 0.5 * HORIZON
+        t1 = 0.5 * horizon
         w = jnp.where(traj.ts < t1, WEIGHTS[0], WEIGHTS[1])
         loss = jnp.trapezoid(w * sq, traj.ts)
         return loss, (traj.ts, e)
@@ -203,8 +207,8 @@ def sample_log_gains(key, spec, batch, m):
     return (lo[None, :, None] + u * (hi - lo)[None, :, None]).reshape(batch, 3 * m)
 
 
-def run_case(name, iterations, batch, learning_rate, seed):
-    loss_and_traces, info = build_case(name)
+def run_case(name, iterations, batch, learning_rate, seed, horizon=HORIZON):
+    loss_and_traces, info = build_case(name, horizon)
     m = info["num_actuators"]
     params = sample_log_gains(jax.random.PRNGKey(seed), CASES[name], batch, m)
     optimiser = optax.yogi(learning_rate)
@@ -306,15 +310,22 @@ def main(argv=None):
     ap.add_argument("--learning-rate", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
-    ap.add_argument("--quick", action="store_true", help="3 iterations, batch 2 (smoke test)")
+    ap.add_argument("--quick", action="store_true", help="3 iterations, batch 2")
+    ap.add_argument("--horizon", type=float, default=HORIZON, help="closed-loop duration [s]")
+    ap.add_argument("--smoke", action="store_true", help="2 iterations, batch 2, 0.5 s loops")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "control" / "gain_optimisation.json")
     args = ap.parse_args(argv)
     if args.quick:
         args.iterations, args.batch = 3, 2
+    if args.smoke:
+        args.iterations, args.batch, args.horizon = 2, 2, min(args.horizon, 0.5)
+        args.out = args.out.with_name(f"{args.out.stem}_smoke.json")
 
     results, curves = {}, {}
     for name in args.cases:
-        results[name], curves[name] = run_case(name, args.iterations, args.batch, args.learning_rate, args.seed)
+        results[name], curves[name] = run_case(
+            name, args.iterations, args.batch, args.learning_rate, args.seed, args.horizon
+        )
         r = results[name]
         print(
             name,
@@ -350,14 +361,16 @@ def main(argv=None):
         )
     table = (
         f"Gain optimisation (sorogym / paper): optax Yogi (lr {args.learning_rate}), {args.iterations} iterations, "
-        f"batch {args.batch}, {HORIZON:g} s closed loops (Tsit5, dt {SOLVER_DT:g} s), "
+        f"batch {args.batch}, {args.horizon:g} s closed loops (Tsit5, dt {SOLVER_DT:g} s), "
         f"initial median vs optimised best.\n\n" + "\n".join(rows)
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = run_metadata(args.quick, ("jax", "diffrax", "optax"), "reverse mode through the full closed loop")
+    meta = run_metadata(
+        args.quick or args.smoke, ("jax", "diffrax", "optax"), "reverse mode through the full closed loop"
+    )
     setup = {
         "viscosity_Pa_s": VISCOSITY,
-        "horizon_s": HORIZON,
+        "horizon_s": args.horizon,
         "solver_dt_s": SOLVER_DT,
         "save_dt_s": SAVE_DT,
         "weights": WEIGHTS,

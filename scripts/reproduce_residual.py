@@ -45,7 +45,8 @@ reductions relative to the identified model next to the paper's (-66 % and -64 %
 noise floor (the RMSE of the noise alone). Writes ``results/sysid/residual.{json,md}``.
 
     python scripts/reproduce_residual.py            # the paper's settings
-    python scripts/reproduce_residual.py --quick    # smoke run: few steps everywhere
+    python scripts/reproduce_residual.py --quick    # few steps everywhere (residual_quick.*)
+    python scripts/reproduce_residual.py --smoke --out /tmp/residual   # fewer still (residual_smoke.*)
 """
 
 from __future__ import annotations
@@ -317,7 +318,8 @@ def _fmt(v):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="smoke run: 5 sys-id, 50 residual, 500 network steps")
+    ap.add_argument("--quick", action="store_true", help="5 sys-id, 50 residual, 500 network steps")
+    ap.add_argument("--smoke", action="store_true", help="2 sys-id, 5 residual, 20 network steps")
     ap.add_argument("--sysid-steps", type=int, default=SYSID_STEPS)
     ap.add_argument("--residual-steps", type=int, default=RESIDUAL_STEPS)
     ap.add_argument("--residual-lr", type=float, default=RESIDUAL_LR)
@@ -329,6 +331,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.quick:
         args.sysid_steps, args.residual_steps, args.steps = 5, 50, 500
+    if args.smoke:
+        args.sysid_steps, args.residual_steps, args.steps = 2, 5, 20
     say = lambda line: print(line, flush=True)  # noqa: E731
     t_start = time.perf_counter()
     runtime = {}
@@ -431,7 +435,7 @@ def main(argv=None):
     }
     result = {
         "meta": run_metadata(
-            args.quick,
+            args.quick or args.smoke,
             ("jax", "jaxlib", "optax", "optimistix", "equinox", "flax"),
             [
                 f"{NUM_INPUTS} tension pairs and marker noise sd {MARKER_NOISE} m as reproduce_sysid.py, "
@@ -492,7 +496,7 @@ def main(argv=None):
         "history": {"sysid": sysid_history, "optimal_residual": res_history},
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = "residual" + ("_quick" if args.quick else "")
+    stem = "residual" + ("_smoke" if args.smoke else "_quick" if args.quick else "")
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     paper = {"optimal residual": "-66 %", "network residual, all": "-64 %"}
     ours = {

@@ -14,6 +14,10 @@ before and after, overall and per marker. Writes ``results/sysid/conical_arm.{js
 
     python scripts/reproduce_sysid.py            # 200 Adam steps
     python scripts/reproduce_sysid.py --quick    # 5 steps
+    python scripts/reproduce_sysid.py --smoke --out /tmp/sysid   # 2 steps, 4 equilibria
+
+``--quick`` writes ``conical_arm_quick.*``, ``--smoke`` ``conical_arm_smoke.*`` (identification
+from 4 tension pairs) under ``--out`` (default ``results/sysid``).
 """
 
 from __future__ import annotations
@@ -49,18 +53,21 @@ from sorogym.robots import conical_tendon_arm  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 Adam steps")
+    ap.add_argument("--smoke", action="store_true", help="2 Adam steps on 4 equilibria")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    steps = 5 if args.quick else args.steps
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "sysid")
+    args = ap.parse_args(argv)
+    steps = 2 if args.smoke else 5 if args.quick else args.steps
     model = conical_tendon_arm(dtype=jnp.float64)
     t0 = time.perf_counter()
-    inputs, clean, measured = synthetic_marker_data(model, TRUE_MATERIAL, args.seed)
+    num_inputs = 4 if args.smoke else NUM_INPUTS
+    inputs, clean, measured = synthetic_marker_data(model, TRUE_MATERIAL, args.seed, num_inputs)
     print(
-        f"data: {NUM_INPUTS} equilibria, 4 markers, noise {MARKER_NOISE * 1e3:.1f} mm "
+        f"data: {len(inputs)} equilibria, 4 markers, noise {MARKER_NOISE * 1e3:.1f} mm "
         f"({time.perf_counter() - t0:.0f} s incl. compilation)",
         flush=True,
     )
@@ -70,10 +77,10 @@ def main():
     floor, floor_markers = marker_rmse(clean, measured)
     result = {
         "meta": run_metadata(
-            args.quick,
+            args.quick or args.smoke,
             ("jax", "jaxlib", "optax", "optimistix", "equinox"),
             [
-                f"{NUM_INPUTS} tension pairs U(0, {MAX_TENSION}) N, seed {args.seed}; marker noise sd {MARKER_NOISE} m",
+                f"{num_inputs} tension pairs U(0, {MAX_TENSION}) N, seed {args.seed}; marker noise sd {MARKER_NOISE} m",
                 f"Adam lr {LEARNING_RATE} on sigmoid-bounded variables, {steps} steps",
                 "model: conical_tendon_arm (hanging, tendons 5 mm from the backbone)",
             ],
@@ -94,9 +101,9 @@ def main():
         "fit_wall_s": fit_s,
         "history": history,
     }
-    out = ROOT / "results" / "sysid"
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    stem = "conical_arm" + ("_quick" if args.quick else "")
+    stem = "conical_arm" + ("_smoke" if args.smoke else "_quick" if args.quick else "")
     (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         "| | E [MPa] | nu | rho [kg/m^3] | marker RMSE [mm] | per marker [mm] |",

@@ -18,9 +18,10 @@ that reached the learner non-finite (must be 0).
 
     .venv/bin/python scripts/soak_envs.py                               # every env, 1M steps each
     .venv/bin/python scripts/soak_envs.py --envs SnakeToGoal-v0 --steps 30000
+    .venv/bin/python scripts/soak_envs.py --smoke --out /tmp/soak   # 2 envs x 30 steps, StrainTracking-v0
 
-Writes results/bench/soak.{json,md} (rows of other envs already there are kept) and
-prints the table.
+Writes <out>/soak.{json,md} (``soak_smoke.*`` with ``--smoke``; out defaults to
+results/bench; rows of other envs already there are kept) and prints the table.
 """
 
 from __future__ import annotations
@@ -116,16 +117,20 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--envs", nargs="+", default=None, help="default: every registered env")
     ap.add_argument("--steps", type=int, default=1_000_000, help="per env, over the three kinds of action")
     ap.add_argument("--num-envs", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="30 steps of 2 envs, StrainTracking-v0 unless --envs")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.steps, args.num_envs, args.envs = 30, 2, args.envs or ["StrainTracking-v0"]
     names = args.envs or sorogym.registry()
-    path = args.out / "soak.json"
+    stem = "soak_smoke" if args.smoke else "soak"
+    path = args.out / f"{stem}.json"
     rows = {(r["env"], r["actions"]): r for r in json.loads(path.read_text())["rows"]} if path.exists() else {}
     for name in names:
         for kind in ACTION_KINDS:
@@ -137,7 +142,7 @@ def main() -> None:
     meta = run_metadata(args.steps < 1_000_000, ("jax", "jaxlib"), f"float32; {args.num_envs} parallel envs")
     path.write_text(json.dumps({"meta": meta, "rows": ordered}, indent=2) + "\n")
     md = table(ordered)
-    (args.out / "soak.md").write_text(md + "\n")
+    (args.out / f"{stem}.md").write_text(md + "\n")
     print(md)
 
 

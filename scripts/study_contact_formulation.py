@@ -13,9 +13,11 @@ effect is the resting depth `m g / (4 k)`, listed beside). Work: evaluations per
 second, and the measured wall time per simulated second of one jitted float64 run, all in
 this process.
 
-    .venv/bin/python scripts/study_contact_formulation.py [--quick]
+    .venv/bin/python scripts/study_contact_formulation.py [--quick | --smoke] [--out DIR]
 
-Writes results/contact/formulation.{json,md} and prints the table.
+Writes <out>/formulation.{json,md} (``_quick`` / ``_smoke`` with those flags; out defaults
+to results/contact) and prints the table. ``--smoke``: k = 1e5 only, one step size (0.2 ms)
+per scheme, 0.1 s drops (seconds).
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ def scene():
     return box, tree, tree.pack_state(q0, qd0)
 
 
-def simulate(tree, box, law, scheme, dt, y0):
+def simulate(tree, box, law, scheme, dt, y0, duration=DURATION):
     ground = GroundPlane()
-    steps = int(round(DURATION / dt))
+    steps = int(round(duration / dt))
 
     def applied(q, qd):
         return surface_contact(ground, law, probe_object(tree, q, qd, box))[0]
@@ -83,22 +85,24 @@ def pose_error(tree, y, y_ref):
     return float(np.linalg.norm(q[:3] - q_ref[:3])), float(rot.magnitude())
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="two step sizes, one stiffness")
+    ap.add_argument("--smoke", action="store_true", help="one step size, one stiffness, 0.1 s")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "contact")
-    args = ap.parse_args()
-    stiffnesses = STIFFNESSES[1:] if args.quick else STIFFNESSES
-    steps_ms = (0.1, 1.0) if args.quick else STEPS_MS
+    args = ap.parse_args(argv)
+    stiffnesses = STIFFNESSES[1:] if args.quick or args.smoke else STIFFNESSES
+    steps_ms = (0.2,) if args.smoke else (0.1, 1.0) if args.quick else STEPS_MS
+    duration = 0.1 if args.smoke else DURATION
     box, tree, y0 = scene()
     rows = []
     for k in stiffnesses:
         law = ContactLaw(k, damping=DAMPING[k], friction=MU, slip_velocity=SLIP)
-        y_ref, _ = simulate(tree, box, law, sg.sim.trapezoid_predictor_corrector_step, REFERENCE_DT, y0)
+        y_ref, _ = simulate(tree, box, law, sg.sim.trapezoid_predictor_corrector_step, REFERENCE_DT, y0, duration)
         travel = float(np.linalg.norm(y_ref[:2] - np.asarray(y0[:2])))
         for name, (scheme, evaluations) in SCHEMES.items():
             for dt_ms in steps_ms:
-                y, wall = simulate(tree, box, law, scheme, dt_ms * 1e-3, y0)
+                y, wall = simulate(tree, box, law, scheme, dt_ms * 1e-3, y0, duration)
                 finite = bool(np.all(np.isfinite(y)))
                 pos, rot = pose_error(tree, y, y_ref) if finite else (float("nan"), float("nan"))
                 rows.append(
@@ -111,15 +115,15 @@ def main():
                         "position_error": pos,
                         "rotation_error": rot,
                         "evaluations_per_s": evaluations / (dt_ms * 1e-3),
-                        "wall_per_simulated_s": wall / DURATION,
+                        "wall_per_simulated_s": wall / duration,
                         "reference_travel": travel,
                     }
                 )
                 print(f"k {k:g} {name} dt {dt_ms} ms: position error {pos:.3g} m, rotation {rot:.3g} rad", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    meta = run_metadata(args.quick, ("jax", "jaxlib"), "float64; one env; wall time of one jitted run")
-    result = {"meta": meta, "duration_s": DURATION, "reference_dt_s": REFERENCE_DT, "rows": rows}
-    stem = "formulation" + ("_quick" if args.quick else "")
+    meta = run_metadata(args.quick or args.smoke, ("jax", "jaxlib"), "float64; one env; wall time of one jitted run")
+    result = {"meta": meta, "duration_s": duration, "reference_dt_s": REFERENCE_DT, "rows": rows}
+    stem = "formulation" + ("_smoke" if args.smoke else "_quick" if args.quick else "")
     (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         "| k [N/m] | resting depth [mm] | scheme | dt [ms] | position error [mm] | rotation error [rad] "

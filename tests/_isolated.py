@@ -44,10 +44,12 @@ def _child_environment() -> dict:
     return env
 
 
-def run_child(args: list[str], what: str, timeout: float = 900.0) -> subprocess.CompletedProcess:
+def run_child(
+    args: list[str], what: str, timeout: float = 900.0, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run ``python -X faulthandler *args`` from the repository root with the child
-    environment above; fail the calling test with its output (``what`` names it) if it
-    exits non-zero, crashes or times out."""
+    environment above (updated with ``env``); fail the calling test with its output
+    (``what`` names it) if it exits non-zero, crashes or times out."""
     try:
         proc = subprocess.run(
             [sys.executable, "-X", "faulthandler", *args],
@@ -55,7 +57,7 @@ def run_child(args: list[str], what: str, timeout: float = 900.0) -> subprocess.
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=_child_environment(),
+            env=_child_environment() | (env or {}),
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{what} did not finish in {timeout:.0f} s\n{err.stdout or ''}\n{err.stderr or ''}")

@@ -32,8 +32,21 @@ def load_script(name: str):
     return module
 
 
-def run_script(name: str, *args: str, timeout: float = 900.0) -> subprocess.CompletedProcess:
-    """Run ``python scripts/<name>.py *args`` from the repository root (environment and JAX
-    cache as :func:`_isolated.run_child`); fail the calling test with its output if it
-    exits non-zero or times out."""
-    return run_child([str(_path(name)), *args], f"scripts/{name}.py", timeout)
+def run_script(name: str, *args: str, timeout: float = 900.0, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``python scripts/<name>.py *args`` from the repository root (environment, plus
+    ``env``, and JAX cache as :func:`_isolated.run_child`); fail the calling test with its
+    output if it exits non-zero or times out."""
+    return run_child([str(_path(name)), *args], f"scripts/{name}.py", timeout, env)
+
+
+#: The environment of smoke runs: equinox's runtime checks report through NaN instead of a
+#: host callback, so the compiled programs of diffrax and optimistix solves can be stored in
+#: the persistent compilation cache (programs with host callbacks never are); a failed check
+#: still fails the run, as a non-finite result the smoke tests reject.
+SMOKE_ENV = {"EQX_ON_ERROR": "nan"}
+
+
+def run_smoke(name: str, *args: str, timeout: float = 900.0) -> subprocess.CompletedProcess:
+    """Run ``scripts/<name>.py --smoke *args`` as :func:`run_script` does, in
+    :data:`SMOKE_ENV`."""
+    return run_script(name, "--smoke", *args, timeout=timeout, env=SMOKE_ENV)
