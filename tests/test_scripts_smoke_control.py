@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from _scripts import load_script, run_smoke
 
 
@@ -18,18 +19,27 @@ def _json(path: Path) -> dict:
 
 
 def test_configuration_metrics_by_hand():
-    """Eqs. 23-24 of the script on an error signal with known phase values: 1 in the
-    regulation phase, 3 in the tracking phase, per coordinate times (1..6)."""
+    """Eqs. 23-24 of the script on an error signal with known values, per coordinate times
+    (1..6): 2 in the last 10 % of each post-change setpoint interval (setpoints change at 3, 6,
+    9 and 12 s; the windows are [5.7, 6), [8.7, 9), [11.7, 12), [14.7, 15)), 1 elsewhere in
+    the regulation phase, 3 in the tracking phase."""
     script = load_script("reproduce_configuration_control")
-    from sorogym.robots import REGULATION_END, TRACKING_END
+    from sorogym.robots import STRAIN_SETPOINTS, TRACKING_END
 
-    ts = np.arange(0.0, TRACKING_END + 1e-9, 0.01)
+    assert [s[0] for s in STRAIN_SETPOINTS] == [0.0, 3.0, 6.0, 9.0, 12.0]
+    ts = np.round(np.arange(0.0, TRACKING_END + 1e-9, 0.01), 6)
     scale = np.arange(1.0, 7.0)
-    errors = np.where(ts[:, None] < REGULATION_END, -1.0, 3.0) * scale
+    window = np.zeros_like(ts, dtype=bool)
+    for end in (6.0, 9.0, 12.0, 15.0):
+        window |= (ts >= end - 0.3) & (ts < end)
+    value = np.where(ts < 15.0, np.where(window, 2.0, 1.0), 3.0)
+    errors = -value[:, None] * scale  # the sign of q_d - q does not matter
     m = script.metrics(ts, errors)
-    np.testing.assert_allclose(m["regulation_rmse"], scale)
-    np.testing.assert_allclose(m["terminal_mae"], scale)
+    regulation = ts < 15.0
+    np.testing.assert_allclose(m["terminal_mae"], 2 * scale)
+    np.testing.assert_allclose(m["regulation_rmse"], np.sqrt(np.mean(value[regulation] ** 2)) * scale)
     np.testing.assert_allclose(m["tracking_rmse"], 3 * scale)
+    assert m["regulation_rmse"][0] == pytest.approx(np.sqrt((1380 + 4 * 120) / 1500))  # 120 of 1500 samples at 2
     short = script.metrics(ts[ts < 1.0], errors[ts < 1.0])  # a run that ends in the first interval
     assert short["tracking_rmse"] is None and short["terminal_mae"] is None
     np.testing.assert_allclose(short["regulation_rmse"], scale)
