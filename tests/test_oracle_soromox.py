@@ -5,9 +5,9 @@ stops at float32 tolerance), so every integrated quantity (M, C qd, G, tendon A)
 ~1e-7 relative and no better; kinematics, K and D agree to machine precision.
 
 Every entry is measured against the largest oracle entry of its own block (angular and
-linear strain coordinates apart, each actuator and twist row apart: ``_rel_per_block``), so
-the bending blocks, 10^2-10^3 smaller than the stretch blocks, are held to the stated
-tolerance too. Measured on these cases: integrated terms at most 3.9e-7 per block (GVS
+linear strain coordinates apart, each actuator and twist row apart: ``rel_per_block`` of
+``tests/_oracle_blocks.py``), so the bending blocks, 10^2-10^3 smaller than the stretch
+blocks, are held to the stated tolerance too. Measured on these cases: integrated terms at most 3.9e-7 per block (GVS
 forward dynamics), PCS kinematics 5e-15, GVS kinematics 2.4e-11.
 """
 
@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _models import MODEL_CASES, build_case, model_terms, random_state
+from _oracle_blocks import coordinate_kinds, rel_per_block
 
 import sorogym as sg
 from sorogym.testing import soromox_twin
@@ -26,44 +27,6 @@ pytestmark = pytest.mark.oracle
 
 INTEGRATED_RTOL = 1e-6  # the issue's bound; soromox's quadrature alone leaves ~1e-7
 EXACT_RTOL = 1e-12
-
-
-def _rel(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
-
-
-# Entries of a block that is zero in the oracle (a tendon that does not reach a segment, a
-# strain that gravity does not load) are held to this share of the array's largest entry.
-ZERO_BLOCK_FLOOR = 1e-9
-
-
-def coordinate_kinds(model) -> np.ndarray:
-    """Block label of each coordinate of ``q``: ``"k"`` for the angular strains (curvature,
-    torsion: 1/m) and ``"s"`` for the linear ones (stretch, shear: dimensionless), whose
-    rows and columns of M, G, K, D and A differ by 10^2-10^3 on a slender rod."""
-    names = model.strain_names if hasattr(model, "strain_names") else model.coordinate_names
-    return np.array([name.split(".")[-1][0] for name in names])
-
-
-def _rel_per_block(a, b, labels):
-    """Worst relative difference of ``a`` from the oracle ``b`` with every entry measured
-    against the largest ``|b|`` of its block, not of the whole array. ``labels`` holds, per
-    axis, the block label of each index (coordinate kinds for a q axis) or None where every
-    index is a block of its own (twist rows, actuators, pose entries). Blocks are products
-    of the axes' groups, so the scale is a max over each axis's group in turn."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    scale = np.abs(b)
-    for axis, axis_labels in enumerate(labels):
-        if axis_labels is not None:
-            along = np.moveaxis(scale, axis, 0)
-            grouped = np.empty_like(along)
-            for label in np.unique(axis_labels):
-                rows = axis_labels == label
-                grouped[rows] = along[rows].max(axis=0)
-            scale = np.moveaxis(grouped, 0, axis)
-    floor = ZERO_BLOCK_FLOOR * max(np.abs(b).max(), 1e-300)
-    return float((np.abs(a - b) / np.maximum(scale, floor)).max())
 
 
 # one draw for GVS: soromox compiles its GVS for ~2 minutes per robot; the articulated chain
@@ -126,9 +89,9 @@ def test_model_terms_agree_with_soromox(name, seed):
         yd=(np.concatenate([kinds, np.char.add(kinds, "dd")]),),
     )
     for key in exact:
-        assert _rel_per_block(ours[key], theirs[key], labels[key]) < exact_rtol, key
+        assert rel_per_block(ours[key], theirs[key], labels[key]) < exact_rtol, key
     for key in ("M", "Cqd", "G", "A", "yd", "K", "D"):
-        assert _rel_per_block(ours[key], theirs[key], labels[key]) < INTEGRATED_RTOL, key
+        assert rel_per_block(ours[key], theirs[key], labels[key]) < INTEGRATED_RTOL, key
 
 
 @pytest.mark.parametrize("planar", [True, False], ids=["planar", "spatial"])
