@@ -12,6 +12,12 @@ import numpy as np
 ZERO_BLOCK_FLOOR = 1e-9
 
 
+def rel(a, b) -> float:
+    """Largest ``|a - b|`` over the largest ``|b|`` (one block: the whole array)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
 def coordinate_kinds(model) -> np.ndarray:
     """Block label of each coordinate of ``q``: the first letter of its name's last part, so
     ``"k"`` for the angular strains (curvature, torsion: 1/m), ``"s"`` for the linear ones

@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _models import random_params, random_state
+from _oracle_blocks import rel
 
 import sorogym as sg
 from sorogym.control import COMPENSATIONS, ConfigurationController, FunctionReference, PIDGains
@@ -54,7 +55,6 @@ soromox = pytest.importorskip("soromox")
 from soromox.control import configuration_space as cs  # noqa: E402
 from soromox.control.pid_control import PIDControl, PIDControllerState  # noqa: E402
 from soromox.control.reference_trajectory import ReferenceTrajectory  # noqa: E402
-from test_oracle_soromox import _rel  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -63,10 +63,10 @@ NUM_POINTS = 6
 
 
 def _rel_per_coordinate(a, b):
-    """``_rel`` of each coordinate (last axis) over the points, worst coordinate: the
+    """``rel`` of each coordinate (last axis) over the points, worst coordinate: the
     coordinates differ in units and size (bending moments vs axial forces)."""
     a, b = np.asarray(a), np.asarray(b)
-    return max(_rel(a[..., j], b[..., j]) for j in range(a.shape[-1]))
+    return max(rel(a[..., j], b[..., j]) for j in range(a.shape[-1]))
 
 
 THEIRS = {
@@ -178,12 +178,12 @@ def _check_common(c):
     n = c["A"].shape[-1]
     assert np.array_equal(c["A"], np.broadcast_to(np.eye(n), c["A"].shape))  # A(q) = I
     for key in ("q_d", "qd_d", "qdd_d"):  # FunctionReference's AD derivatives = soromox's jacfwd ones
-        assert _rel(*c[key]) < 1e-13, key
+        assert rel(*c[key]) < 1e-13, key
     assert np.abs(c["qd_d"][0]).min() > 0.0 and np.abs(c["qdd_d"][0]).min() > 0.0
     assert np.abs(c["e_over_e_sat"]).max() > 3.0  # deep in the tanh saturation somewhere
     # C qd agrees; the matrices differ; ours has dM/dt - 2 C skew-symmetric, soromox's does not
     assert _rel_per_coordinate(*c["C_qd"]) < RTOL
-    assert _rel(*c["C"]) > 1e-3
+    assert rel(*c["C"]) > 1e-3
     for C, consistent in zip(c["C"], (True, False)):
         N = c["M_dot"] - 2.0 * C
         defect = np.abs(N + np.swapaxes(N, -1, -2)).max() / np.abs(N).max()
