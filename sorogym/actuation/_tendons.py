@@ -200,7 +200,7 @@ class Tendons(Actuation):
     def _length_gradients(self, xi, x01, w01, length):
         """Weighted ``d|t|/dxi`` at every point, ``(m, N, P, d)``."""
         t, r_full, weights = self._tangents(xi, x01, w01, length)
-        t_hat = t / jnp.linalg.norm(t, axis=-1, keepdims=True)
+        t_hat = t / _norm_last(t)[..., None]
         if xi.shape[-1] == 3:
             # d|t|/d[k, sx, sy] = [-y t_x, t_x, t_y]
             grad = jnp.concatenate([-r_full[..., 1:2] * t_hat[..., 0:1], t_hat], axis=-1)
@@ -222,12 +222,17 @@ class Tendons(Actuation):
         """``d l_j / d xi`` at the context's samples (summed over the tendon's own rule where
         the strain is constant, ``P = 1``)."""
         grad = self._length_gradients(*self._samples(context), context.length)
-        return jnp.sum(grad, axis=2, keepdims=True) if context.constant_strain else grad
+        if not context.constant_strain:
+            return grad
+        total = grad[:, :, :1]  # the sum over the rule's points, unrolled (see force)
+        for i in range(1, grad.shape[2]):
+            total = total + grad[:, :, i : i + 1]
+        return total
 
     def lengths(self, context: RodContext) -> Float[Array, " m"]:
         """Tendon path lengths ``l(q)`` ``(m,)`` [m]."""
         t, _, weights = self._tangents(*self._samples(context), context.length)
-        return jnp.einsum("mip,mip->m", jnp.linalg.norm(t, axis=-1), weights)
+        return jnp.einsum("mip,mip->m", _norm_last(t), weights)
 
     def matrix(self, context: RodContext) -> Float[Array, "n m"]:
         """``A(q) = d phi/dq^T = -d l/dq^T``: column ``j`` is the generalized force of a unit
@@ -241,4 +246,19 @@ class Tendons(Actuation):
         if context.coordinate_slots is None:
             return self.matrix(context) @ self.effort(u)
         dl = self._strain_gradients(context)
-        return context.to_generalized(-jnp.sum(self.effort(u)[:, None, None, None] * dl, axis=0))
+        effort = self.effort(u)
+        # unrolled over the few tendons: a reduction over the tendon axis is a slow loop on
+        # XLA:CPU once the envs are batched (a quarter of a tendon arm's step at 1024 envs)
+        total = effort[0] * dl[0]
+        for j in range(1, dl.shape[0]):
+            total = total + effort[j] * dl[j]
+        return context.to_generalized(-total)
+
+
+def _norm_last(x: Array) -> Array:
+    """Euclidean norm over the last (2 or 3 long) axis, unrolled: under ``jax.vmap`` XLA:CPU
+    runs a reduction over a short minor axis as a slow loop."""
+    total = x[..., 0] * x[..., 0]
+    for i in range(1, x.shape[-1]):
+        total = total + x[..., i] * x[..., i]
+    return jnp.sqrt(total)

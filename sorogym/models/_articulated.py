@@ -48,7 +48,12 @@ from jaxtyping import Array, ArrayLike, Float
 from ..actuation import Actuation, ChainContext, GeneralizedActuation
 from ..lie import se3, so3
 from ._base import DynamicalTerms, SoftRobot
-from ._linalg import spd_solve
+from ._linalg import small_matmul, spd_solve
+
+
+def _sum_transposed(J: Array, X: Array) -> Array:
+    """``sum_i J_i^T X_i`` for per-link ``J`` ``(L, 6, n)`` and ``X`` ``(L, 6, ...)``."""
+    return small_matmul(J.reshape(-1, J.shape[-1]).T, X.reshape(-1, *X.shape[2:]))
 
 
 def _spatial_inertia(mass: Array, com: Array, inertia: Array) -> Array:
@@ -258,10 +263,10 @@ class ArticulatedSoftRobot(SoftRobot):
             h, S, qd_i, i = inputs
             Ad_inv = se3.adjoint_inverse(h)
             joint_twist = S * qd_i
-            J = Ad_inv @ J + S[:, None] * jax.nn.one_hot(i, n, dtype=q.dtype)[None, :]
-            V = Ad_inv @ V + joint_twist
-            A = Ad_inv @ A + se3.bracket(V, joint_twist)
-            g = g @ h
+            J = small_matmul(Ad_inv, J) + S[:, None] * jax.nn.one_hot(i, n, dtype=q.dtype)[None, :]
+            V = small_matmul(Ad_inv, V) + joint_twist
+            A = small_matmul(Ad_inv, A) + se3.bracket(V, joint_twist)
+            g = small_matmul(g, h)
             return (g, J, V, A), (g, J, V, A)
 
         init = (p.base_pose, jnp.zeros((6, n), q.dtype), jnp.zeros(6, q.dtype), a0)
@@ -274,9 +279,9 @@ class ArticulatedSoftRobot(SoftRobot):
 
     def _bias(self, J, V, A, Mi):
         """``sum_i J_i^T (M_i A_i - ad_(V_i)^T M_i V_i)``: the joint forces at ``qdd = 0``."""
-        MV = jnp.einsum("iab,ib->ia", Mi, V)
-        wrench = jnp.einsum("iab,ib->ia", Mi, A) - jax.vmap(lambda v, mv: se3.ad(v).T @ mv)(V, MV)
-        return jnp.einsum("iak,ia->k", J, wrench)
+        MV = jax.vmap(small_matmul)(Mi, V)
+        wrench = jax.vmap(small_matmul)(Mi, A) - jax.vmap(lambda v, mv: small_matmul(se3.ad(v).T, mv))(V, MV)
+        return _sum_transposed(J, wrench)
 
     def _frame(self, q, s):
         poses, jacobians = self.link_frames(q)
@@ -373,11 +378,11 @@ class ArticulatedSoftRobot(SoftRobot):
         """``(M, C qd, G)`` from one recursive pass (shared Jacobians)."""
         poses, J, V, A = self._recursion(q, qd, False)
         Mi = self._spatial_inertias()
-        M = jnp.einsum("iak,iab,ibl->kl", J, Mi, J)
+        M = _sum_transposed(J, jax.vmap(small_matmul)(Mi, J))
         # gravity: each link's body acceleration [0; -R_i^T g] (the base accelerating at -g)
-        g_body = -jnp.einsum("iba,b->ia", poses[:, :3, :3], self.params.gravity)
-        weights = jnp.einsum("iab,ib->ia", Mi[:, :, 3:], g_body)
-        return DynamicalTerms(M, self._bias(J, V, A, Mi), jnp.einsum("iak,ia->k", J, weights))
+        g_body = -jax.vmap(lambda R: small_matmul(R.T, self.params.gravity))(poses[:, :3, :3])
+        weights = jax.vmap(small_matmul)(Mi[:, :, 3:], g_body)
+        return DynamicalTerms(M, self._bias(J, V, A, Mi), _sum_transposed(J, weights))
 
     def gravitational_energy(self, q: Float[Array, " n"]) -> Float[Array, ""]:
         """``U_g = -sum_i m_i g . p_com,i`` [J] (zero with the centres of mass at the world origin)."""

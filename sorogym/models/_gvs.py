@@ -40,7 +40,7 @@ from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
 from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
 from ._params import RodParams, check_field, check_shape, per_segment
 from ._rod import QuadratureRod
-from ._rod_ops import SpatialOps
+from ._rod_ops import SpatialOps, prefix_sum
 
 
 class GVSParams(eqx.Module):
@@ -345,7 +345,7 @@ class GVS(QuadratureRod):
             return jnp.sum(x.reshape(x.shape[:-1] + (N, Q)), axis=-1)
 
         def after(x):  # (.., N) -> sums over the links after each (.., N)
-            return jnp.flip(jnp.cumsum(jnp.flip(x, -1), axis=-1), -1) - x
+            return jnp.flip(prefix_sum(jnp.flip(x, -1)), -1) - x
 
         W_after, F_after = after(per_link(W)), after(per_link(F))
         Jq, fq = J_own.reshape(6, k, N, Q), f.reshape(6, 2, N, Q)

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jaxtyping import Array
 
 from ._pcs_kernel import Local
-from ._rod_ops import pointwise_cross, pointwise_matvec
+from ._rod_ops import pointwise_cross, pointwise_matvec, prefix_sum
 
 _SQRT3_12 = 3.0**0.5 / 12.0
 
@@ -88,12 +88,12 @@ def node_frames(ops, root, cells: Local, with_velocity: bool, expand=lambda x: x
     """
     R, p = cell_end_poses(root, cells)
     k = cells.cols.shape[1] - 2
-    J_world = jnp.cumsum(expand(ops.adjoint_apply(R, p, cells.cols[:, :k])), axis=-1)
+    J_world = prefix_sum(expand(ops.adjoint_apply(R, p, cells.cols[:, :k])))
     if with_velocity:
         TdO, extra = cells.cols[:, k : k + 1], cells.cols[:, k + 1 :]
-        eta_world = jnp.cumsum(ops.adjoint_apply(R, p, TdO), axis=-1)
+        eta_world = prefix_sum(ops.adjoint_apply(R, p, TdO))
         eta = ops.adjoint_inverse_apply(R, p, eta_world)
-        a_world = jnp.cumsum(ops.adjoint_apply(R, p, ops.bracket(eta, TdO) + extra), axis=-1)
+        a_world = prefix_sum(ops.adjoint_apply(R, p, ops.bracket(eta, TdO) + extra))
         cols = ops.adjoint_inverse_apply(R, p, jnp.concatenate([J_world, eta_world, a_world], axis=1))
     else:
         J = ops.adjoint_inverse_apply(R, p, J_world)
@@ -118,12 +118,12 @@ def compact_cell_frames(ops, root, cells: Local, num_links: int):
     k = cells.cols.shape[1] - 2
     S_world = ops.adjoint_apply(R, p, cells.cols[:, :k])
     C = S_world.shape[-1]
-    own = jnp.cumsum(S_world.reshape(6, k, N, C // N), axis=-1)
+    own = prefix_sum(S_world.reshape(6, k, N, C // N))
     J_own = ops.adjoint_inverse_apply(R, p, own.reshape(S_world.shape))
     TdO, extra = cells.cols[:, k : k + 1], cells.cols[:, k + 1 :]
-    eta_world = jnp.cumsum(ops.adjoint_apply(R, p, TdO), axis=-1)
+    eta_world = prefix_sum(ops.adjoint_apply(R, p, TdO))
     eta = ops.adjoint_inverse_apply(R, p, eta_world)
-    a_world = jnp.cumsum(ops.adjoint_apply(R, p, ops.bracket(eta, TdO) + extra), axis=-1)
+    a_world = prefix_sum(ops.adjoint_apply(R, p, ops.bracket(eta, TdO) + extra))
     a = ops.adjoint_inverse_apply(R, p, a_world)
     return R, p, J_own, eta[:, 0], a[:, 0], own[..., -1]
 

@@ -3,13 +3,79 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from jaxtyping import Array, Float
+
+#: Matrix sizes up to which :func:`spd_solve` factors and solves by unrolled scalar code.
+SMALL_SOLVE_MAX_SIZE = 8
 
 
 def spd_solve(M: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
-    """``M^-1 b`` for a symmetric positive-definite ``M``: a Cholesky factor (``M`` is taken
-    as symmetric, not symmetrised) and two triangular solves, with no intermediate layout
-    changes."""
-    L = jax.lax.linalg.cholesky(M, symmetrize_input=False)
-    x = jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True)
-    return jax.lax.linalg.triangular_solve(L, x, left_side=True, lower=True, transpose_a=True)[:, 0]
+    """``M^-1 b`` for a symmetric positive-definite ``M`` (its lower triangle is read, ``M``
+    is not symmetrised): a Cholesky factor and two triangular solves.
+
+    Up to ``SMALL_SOLVE_MAX_SIZE`` the factor and the substitutions are unrolled scalar
+    arithmetic on the matrix entries (one fusion per batch under ``jax.vmap``); larger
+    systems call LAPACK through ``jax.lax.linalg``. Under ``jax.vmap`` XLA:CPU runs the
+    LAPACK path as one small call per batch element: at 1024 batch elements, n = 4 takes
+    115 us that way and 2.5 us unrolled, n = 8 160 us and 10 us; one unbatched n = 4 solve
+    0.49 us and 0.14 us (this machine). At n = 12 the unrolled code is 9x faster batched
+    but twice as slow unbatched, hence the cut.
+    """
+    n = M.shape[-1]
+    if n > SMALL_SOLVE_MAX_SIZE:
+        L = jax.lax.linalg.cholesky(M, symmetrize_input=False)
+        x = jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True)
+        return jax.lax.linalg.triangular_solve(L, x, left_side=True, lower=True, transpose_a=True)[:, 0]
+    L = [[None] * n for _ in range(n)]  # lower factor, entry by entry
+    for j in range(n):
+        L[j][j] = jnp.sqrt(M[j, j] - _dot([L[j][k] for k in range(j)], [L[j][k] for k in range(j)]))
+        inv = 1.0 / L[j][j]
+        for i in range(j + 1, n):
+            L[i][j] = (M[i, j] - _dot([L[i][k] for k in range(j)], [L[j][k] for k in range(j)])) * inv
+    y = []  # L y = b
+    for i in range(n):
+        y.append((b[i] - _dot([L[i][k] for k in range(i)], y)) / L[i][i])
+    x = [None] * n  # L^T x = y
+    for i in reversed(range(n)):
+        x[i] = (y[i] - _dot([L[k][i] for k in range(i + 1, n)], x[i + 1 :])) / L[i][i]
+    return jnp.stack(x)
+
+
+def _dot(a: list, b: list):
+    """Sum of the products of two equally long lists of scalars (0 when empty)."""
+    total = 0.0
+    for u, v in zip(a, b, strict=True):
+        total = total + u * v
+    return total
+
+
+#: Contraction lengths up to which :func:`small_matmul` unrolls (longer ones use ``a @ b``).
+SMALL_MATMUL_MAX_TERMS = 32
+
+
+def small_matmul(a: Float[Array, "n k"], b: Float[Array, "k ..."]) -> Float[Array, "n ..."]:
+    """``a @ b`` for a small contraction length ``k`` (``b`` of shape ``(k, m)`` or ``(k,)``),
+    written as ``k`` unrolled multiply-adds of broadcast columns and rows.
+
+    Numerically the same product (one more rounding order). Under ``jax.vmap`` (every env of
+    a batch) XLA:CPU turns ``a @ b`` into a batched dot that calls one tiny matrix kernel
+    per batch element, while this form is a single elementwise fusion over the batch: at
+    1024 batch elements, 4x4 @ 4x4 takes 400 us as a dot and 5 us unrolled, 6x6 @ 6x4 430 us
+    and 24 us (this machine). Contractions longer than ``SMALL_MATMUL_MAX_TERMS`` fall back
+    to ``a @ b``.
+    """
+    k = a.shape[-1]
+    if b.shape[0] != k:
+        raise ValueError(f"small_matmul: shapes {a.shape} and {b.shape} do not chain")
+    if k > SMALL_MATMUL_MAX_TERMS:
+        return a @ b
+    if b.ndim == 1:
+        out = a[:, 0] * b[0]
+        for j in range(1, k):
+            out = out + a[:, j] * b[j]
+        return out
+    out = a[:, 0, None] * b[0][None, :]
+    for j in range(1, k):
+        out = out + a[:, j, None] * b[j][None, :]
+    return out
