@@ -8,6 +8,13 @@ the median is kept in the JSON). Then, per env, the largest tip error over one e
 random actions relative to the robot's length against a float64 Tsit5 reference
 (``sorogym.env.integrator_accuracy``), computed in a subprocess with x64 enabled.
 
+Two device-independent costs of each compiled batched step come with every row, to reason
+about a GPU before one is at hand: ``kernels_per_step``, the kernels (fusions, dots, custom
+calls...) one control step of the whole batch launches, loops counted as often as they run
+(on a GPU each is a launch of a few microseconds, which bounds small batches), and
+``flops_per_env_step``, the arithmetic of one env's control step counted on the jaxpr
+(:func:`jaxpr_flops`; XLA's own cost analysis counts a loop body once).
+
     .venv/bin/python scripts/bench_envs.py [--quick | --smoke] [--envs NAME ...] [--num-envs N ...]
                                            [--device-tag cpu] [--out results/bench] [--skip-accuracy]
 
@@ -26,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +43,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend import core as jax_core
 
 import sorogym as sg
 from sorogym.env import canonical_name, wrap_for_training
@@ -75,8 +84,119 @@ def compile_rollout(env, num_envs, num_steps, seed=0):
     k_reset, k_run = jax.random.split(jax.random.PRNGKey(seed))
     t0 = time.perf_counter()
     state = jax.block_until_ready(jax.jit(wrapped.reset)(jax.random.split(k_reset, num_envs)))
-    compiled = jax.jit(run).lower(state, k_run).compile()
-    return compiled, state, k_run, time.perf_counter() - t0
+    traced = jax.jit(run).trace(state, k_run)
+    compiled = traced.lower().compile()
+    compile_s = time.perf_counter() - t0
+    cost = {
+        "kernels_per_step": compiled_kernels(compiled.as_text()) / num_steps,
+        "flops_per_env_step": jaxpr_flops(traced.jaxpr.jaxpr) / (num_steps * num_envs),
+    }
+    return compiled, state, k_run, compile_s, cost
+
+
+# -- what a step costs, device-independent -----------------------------------------------------
+
+# primitives that move, select or generate data without arithmetic (no flops counted)
+DATA_MOVEMENT = {
+    "reshape", "broadcast_in_dim", "transpose", "slice", "dynamic_slice", "dynamic_update_slice", "concatenate",
+    "gather", "scatter", "squeeze", "expand_dims", "convert_element_type", "copy", "copy_p", "iota", "rev", "pad",
+    "select_n", "stop_gradient", "random_bits", "random_seed", "random_wrap", "random_unwrap", "threefry2x32",
+    "device_put", "split", "bitcast_convert_type", "sharding_constraint",
+}  # fmt: skip
+
+
+def jaxpr_flops(jaxpr) -> float:
+    """Floating-point operations of a jaxpr, loops counted as often as they run: one per output
+    element of an arithmetic or transcendental primitive, ``2 m n k`` per ``dot_general``, the
+    input size per reduction, ``n^3 / 3`` per Cholesky factor and ``n^2`` per triangular-solve
+    column; data movement (``DATA_MOVEMENT``) is free. ``scan`` bodies count ``length`` times,
+    a ``cond`` its costliest branch, a ``while`` body once (the envs' loops are scans)."""
+    closed = jax_core.ClosedJaxpr
+    total = 0.0
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        inner = [v.jaxpr if isinstance(v, closed) else v for v in _sub_jaxprs(eqn.params)]
+        if name == "scan":
+            total += eqn.params["length"] * jaxpr_flops(eqn.params["jaxpr"].jaxpr)
+        elif name == "cond":
+            total += max(jaxpr_flops(b.jaxpr) for b in eqn.params["branches"])
+        elif inner:
+            total += sum(jaxpr_flops(j) for j in inner)
+        elif name == "dot_general":
+            (contracting, _), _ = eqn.params["dimension_numbers"]
+            k = math.prod(eqn.invars[0].aval.shape[d] for d in contracting)
+            total += 2.0 * _size(eqn.outvars[0]) * k
+        elif name.startswith(("reduce_", "arg", "cum")):
+            total += _size(eqn.invars[0])
+        elif name == "cholesky":
+            n = eqn.invars[0].aval.shape[-1]
+            total += _size(eqn.invars[0]) * n / 3.0
+        elif name == "triangular_solve":
+            total += _size(eqn.invars[1]) * eqn.invars[0].aval.shape[-1]
+        elif name not in DATA_MOVEMENT:
+            total += sum(_size(v) for v in eqn.outvars)
+    return total
+
+
+def _sub_jaxprs(params):
+    kinds = (jax_core.ClosedJaxpr, jax_core.Jaxpr)
+    for v in params.values():
+        if isinstance(v, kinds):
+            yield v
+        elif isinstance(v, tuple | list):
+            yield from (b for b in v if isinstance(b, kinds))
+
+
+def _size(var) -> int:
+    return math.prod(getattr(var.aval, "shape", ()))
+
+
+# HLO instructions that launch no kernel of their own
+NO_KERNEL = {"parameter", "get-tuple-element", "tuple", "constant", "bitcast", "after-all", "opt-barrier"}
+
+
+def compiled_kernels(hlo_text: str) -> int:
+    """Kernels one run of a compiled XLA program launches: every instruction of the entry
+    computation and of the computations it calls that is a kernel of its own (a fusion, a dot,
+    a custom call, a copy...; not a parameter, tuple or constant), with while loops counted
+    ``known_trip_count`` times (their condition once more), a conditional by its largest
+    branch. On a GPU each is one launch, the figure that bounds small-batch throughput."""
+    computations, current, entry = {}, None, None
+    for line in hlo_text.splitlines():
+        head = re.match(r"^(ENTRY )?%?([\w.\-]+) .*\{$", line)
+        if head:
+            current = head.group(2)
+            computations[current] = []
+            entry = current if head.group(1) else entry
+        elif current and line.strip() and line.strip() != "}":
+            computations[current].append(line.strip())
+
+    memo = {}
+
+    def count(name):
+        if name not in memo:
+            n = 0
+            for line in computations[name]:
+                op = re.match(r"(?:ROOT )?%?[\w.\-]+ = .*? ([\w\-]+)\(", line)
+                if op is None or op.group(1) in NO_KERNEL:
+                    continue
+                called = lambda key, line=line: re.search(key + r"=%?([\w.\-]+)", line).group(1)  # noqa: E731
+                if op.group(1) == "while":
+                    trips = re.search(r'known_trip_count":\{"n":"(\d+)"', line)
+                    trips = int(trips.group(1)) if trips else 1
+                    n += trips * count(called("body")) + (trips + 1) * count(called("condition"))
+                elif op.group(1) == "conditional":
+                    branches = re.search(r"branch_computations=\{([^}]*)\}", line)
+                    names = [b.strip().lstrip("%") for b in branches.group(1).split(",")] if branches else []
+                    n += max((count(b) for b in names), default=1)
+                elif op.group(1) == "call":
+                    n += count(called("to_apply"))
+                else:
+                    n += 1
+            memo[name] = n
+        return memo[name]
+
+    return count(entry)
 
 
 def time_rollout(run, state, key, repeats, min_time):
@@ -142,9 +262,13 @@ def bench_throughput(
         env = sg.make(name)
         for n in num_envs_list:
             T = steps_per_call(n, env_steps)
-            run, state, key, compile_s = compile_rollout(env, n, T)
-            print(f"  compiled {name} num_envs={n} (T={T}): {compile_s:.1f} s", flush=True)
-            jobs.append((name, env, n, T, run, state, key, compile_s))
+            run, state, key, compile_s, cost = compile_rollout(env, n, T)
+            print(
+                f"  compiled {name} num_envs={n} (T={T}): {compile_s:.1f} s, {cost['kernels_per_step']:.0f} "
+                f"kernels per step, {cost['flops_per_env_step']:,.0f} flops per env-step",
+                flush=True,
+            )
+            jobs.append((name, env, n, T, run, state, key, compile_s, cost))
     if accuracy_proc is not None and accuracy_proc.poll() is None:
         print("  waiting for the accuracy subprocess before timing", flush=True)
         accuracy_proc.wait()
@@ -152,7 +276,7 @@ def bench_throughput(
     if busy is not None:
         print(f"  timing; other processes used {busy:.0%} of the CPUs (waited {waited:.0f} s)", flush=True)
     rows = []
-    for name, env, n, T, run, state, key, compile_s in jobs:
+    for name, env, n, T, run, state, key, compile_s, cost in jobs:
         best, median, calls = time_rollout(run, state, key, repeats, min_time)
         rows.append(
             {
@@ -166,6 +290,7 @@ def bench_throughput(
                 "best_call_s": best,
                 "median_call_s": median,
                 "compile_s": compile_s,
+                **cost,
                 "num_substeps": int(env.config.num_substeps),
                 "substep_dt": float(env.substep_dt),
                 "control_dt": float(env.control_dt),
@@ -256,6 +381,8 @@ COLS = [
     ("env_steps_per_s_median", "env-steps/s (median)", ",.0f"),
     ("steps_per_call", "T", ""),
     ("compile_s", "compile [s]", ".1f"),
+    ("kernels_per_step", "kernels / step", ",.0f"),
+    ("flops_per_env_step", "flops / env-step", ",.0f"),
     ("num_substeps", "substeps", ""),
     ("substep_dt", "substep dt [s]", ".4g"),
     ("control_dt", "control dt [s]", ".4g"),

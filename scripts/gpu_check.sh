@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Environment throughput on a GPU machine (no accuracy part: that runs on CPU in float64).
 #
-# Run from the repository root with the virtualenv already installed (CUDA-enabled jaxlib);
-# nothing is installed or downloaded:
+# Run from the repository root with the virtualenv already installed with the CUDA jaxlib
+# (docs/getting-started.md, "On a GPU"), e.g. before the machine goes offline:
+#
+#     python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -c constraints-cuda12.txt -e ".[dev,cuda12]"
+#
+# The script itself installs and downloads nothing:
 #
 #     bash scripts/gpu_check.sh                      # results in results/gpu/
 #     OUT=/some/dir PYTHON=/path/to/python bash scripts/gpu_check.sh

@@ -1,6 +1,7 @@
 """Project hygiene: ruff lint and format (configured in pyproject.toml), exact pins only in
-constraints.txt, CI running the README's test command verbatim, and every annotation in the
-package evaluating (jaxtyping shapes are strings)."""
+constraints.txt (the GPU wheels' in constraints-cuda12.txt, agreeing with it), CI running the
+README's test command verbatim, and every annotation in the package evaluating (jaxtyping
+shapes are strings)."""
 
 import importlib
 import inspect
@@ -42,13 +43,13 @@ def _pyproject_requirements() -> list[Requirement]:
     return [Requirement(s) for s in specs if canonicalize_name(Requirement(s).name) != "sorogym"]
 
 
-def _constraints() -> dict[str, str]:
+def _constraints(file: str = "constraints.txt") -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
+    for line in (ROOT / file).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             name, sep, version = line.partition("==")
-            assert sep and version, f"constraints.txt: {line!r} is not an exact pin 'name==version'"
+            assert sep and version, f"{file}: {line!r} is not an exact pin 'name==version'"
             pins[canonicalize_name(name)] = version
     return pins
 
@@ -64,6 +65,28 @@ def test_pyproject_has_ranges_and_constraints_pin_them():
         assert req.specifier.contains(pins[name], prereleases=True), (
             f"constraints.txt pins {req.name}=={pins[name]}, outside pyproject.toml's {req}"
         )
+
+
+GPU_INSTALL = 'pip install -c constraints.txt -c constraints-cuda12.txt -e ".[dev,cuda12]"'
+
+
+def test_gpu_constraints_agree_with_the_cpu_pins():
+    """constraints-cuda12.txt pins the CUDA wheels of the pinned jax: every pin it shares with
+    constraints.txt is the same version, the plugin matches jax, torch stays on the CPU pin,
+    and the one install command is the one the docs and gpu_check.sh give."""
+    cpu, gpu = _constraints(), _constraints("constraints-cuda12.txt")
+    shared = sorted(set(cpu) & set(gpu))
+    assert {"jax", "jaxlib", "numpy"} <= set(shared)
+    assert {n: (cpu[n], gpu[n]) for n in shared if cpu[n] != gpu[n]} == {}
+    for plugin in ("jax-cuda12-plugin", "jax-cuda12-pjrt"):
+        assert gpu.get(plugin) == cpu["jax"], f"constraints-cuda12.txt: {plugin} must match jax=={cpu['jax']}"
+    assert "torch" not in gpu and not any(n.startswith("torch") for n in gpu)
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    assert [canonicalize_name(Requirement(r).name) for r in extras["cuda12"]] == ["jax"]
+    assert "cuda12" in Requirement(extras["cuda12"][0]).extras
+    for doc in ("docs/getting-started.md", "scripts/gpu_check.sh"):
+        assert GPU_INSTALL in (ROOT / doc).read_text(), f"{doc}: the GPU install command is missing"
 
 
 def test_ci_runs_the_readme_test_command():
