@@ -1,0 +1,62 @@
+"""The batch-friendly small linear algebra of the kernels (``sorogym.models._linalg``,
+``_rod_ops.prefix_sum``) against NumPy, unbatched and under ``vmap``, with gradients."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sorogym.models._linalg import SMALL_MATMUL_MAX_TERMS, SMALL_SOLVE_MAX_SIZE, small_matmul, spd_solve
+from sorogym.models._rod_ops import prefix_sum
+
+
+def _spd(rng, n, batch=()):
+    A = rng.normal(size=(*batch, n, n))
+    return A @ np.swapaxes(A, -1, -2) + n * np.eye(n)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, SMALL_SOLVE_MAX_SIZE, SMALL_SOLVE_MAX_SIZE + 4])
+def test_spd_solve_matches_numpy_unbatched_and_batched(n):
+    rng = np.random.default_rng(n)
+    M, b = _spd(rng, n, (5,)), rng.normal(size=(5, n))
+    # only the lower triangle is read: garbage above the diagonal must not matter
+    M_lower = np.tril(M) + np.triu(rng.normal(size=(n, n)), 1)
+    expected = np.linalg.solve(M, b[..., None])[..., 0]
+    np.testing.assert_allclose(spd_solve(jnp.asarray(M_lower[0]), jnp.asarray(b[0])), expected[0], rtol=1e-11)
+    np.testing.assert_allclose(jax.vmap(spd_solve)(jnp.asarray(M_lower), jnp.asarray(b)), expected, rtol=1e-11)
+
+
+@pytest.mark.parametrize("n", [3, SMALL_SOLVE_MAX_SIZE + 4])
+def test_spd_solve_gradient_matches_the_dense_solve(n):
+    rng = np.random.default_rng(10 + n)
+    M, b, w = jnp.asarray(_spd(rng, n)), jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=n))
+    sym = lambda M: 0.5 * (M + M.T)  # noqa: E731  (a symmetric perturbation of M)
+    ours = jax.grad(lambda M, b: w @ spd_solve(sym(M), b), argnums=(0, 1))(M, b)
+    dense = jax.grad(lambda M, b: w @ jnp.linalg.solve(sym(M), b), argnums=(0, 1))(M, b)
+    for a, e in zip(ours, dense, strict=True):
+        np.testing.assert_allclose(a, e, rtol=1e-9, atol=1e-12)
+
+
+LONG = SMALL_MATMUL_MAX_TERMS + 8  # takes the a @ b fallback
+
+
+@pytest.mark.parametrize(
+    "shapes", [((3, 3), (3, 3)), ((6, 6), (6, 4)), ((4, 5), (5,)), ((2, 1), (1, 7)), ((3, LONG), (LONG, 2))]
+)
+def test_small_matmul_is_the_matrix_product(shapes):
+    rng = np.random.default_rng(len(str(shapes)))
+    a, b = rng.normal(size=(4, *shapes[0])), rng.normal(size=(4, *shapes[1]))
+    np.testing.assert_allclose(small_matmul(jnp.asarray(a[0]), jnp.asarray(b[0])), a[0] @ b[0], rtol=1e-12)
+    expected = np.stack([x @ y for x, y in zip(a, b, strict=True)])
+    np.testing.assert_allclose(jax.vmap(small_matmul)(jnp.asarray(a), jnp.asarray(b)), expected, rtol=1e-12)
+
+
+def test_small_matmul_rejects_shapes_that_do_not_chain():
+    with pytest.raises(ValueError, match="do not chain"):
+        small_matmul(jnp.ones((3, 4)), jnp.ones((3, 2)))
+
+
+def test_prefix_sum_is_the_cumulative_sum_along_the_last_axis():
+    x = np.random.default_rng(3).normal(size=(2, 6, 5, 12))
+    np.testing.assert_allclose(prefix_sum(jnp.asarray(x)), np.cumsum(x, axis=-1), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jax.vmap(prefix_sum)(jnp.asarray(x)), np.cumsum(x, axis=-1), rtol=1e-12, atol=1e-14)
