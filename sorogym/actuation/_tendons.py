@@ -224,10 +224,7 @@ class Tendons(Actuation):
         grad = self._length_gradients(*self._samples(context), context.length)
         if not context.constant_strain:
             return grad
-        total = grad[:, :, :1]  # the sum over the rule's points, unrolled (see force)
-        for i in range(1, grad.shape[2]):
-            total = total + grad[:, :, i : i + 1]
-        return total
+        return _unrolled_sum(grad, 2)[:, :, None]
 
     def lengths(self, context: RodContext) -> Float[Array, " m"]:
         """Tendon path lengths ``l(q)`` ``(m,)`` [m]."""
@@ -246,19 +243,20 @@ class Tendons(Actuation):
         if context.coordinate_slots is None:
             return self.matrix(context) @ self.effort(u)
         dl = self._strain_gradients(context)
-        effort = self.effort(u)
-        # unrolled over the few tendons: a reduction over the tendon axis is a slow loop on
-        # XLA:CPU once the envs are batched (a quarter of a tendon arm's step at 1024 envs)
-        total = effort[0] * dl[0]
-        for j in range(1, dl.shape[0]):
-            total = total + effort[j] * dl[j]
-        return context.to_generalized(-total)
+        return context.to_generalized(-_unrolled_sum(self.effort(u)[:, None, None, None] * dl, 0))
+
+
+def _unrolled_sum(x: Array, axis: int) -> Array:
+    """Sum over a short axis (tendons, quadrature points, vector components) written as
+    additions of slices: under ``jax.vmap`` XLA:CPU runs such a reduction as a slow loop (the
+    tendon force's sum over tendons was a quarter of a tendon arm's step at 1024 envs)."""
+    parts = jnp.moveaxis(x, axis, 0)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
 
 
 def _norm_last(x: Array) -> Array:
-    """Euclidean norm over the last (2 or 3 long) axis, unrolled: under ``jax.vmap`` XLA:CPU
-    runs a reduction over a short minor axis as a slow loop."""
-    total = x[..., 0] * x[..., 0]
-    for i in range(1, x.shape[-1]):
-        total = total + x[..., i] * x[..., i]
-    return jnp.sqrt(total)
+    """Euclidean norm over the last (2 or 3 long) axis (see :func:`_unrolled_sum`)."""
+    return jnp.sqrt(_unrolled_sum(x * x, -1))

@@ -70,12 +70,8 @@ def small_matmul(a: Float[Array, "n k"], b: Float[Array, "k ..."]) -> Float[Arra
         raise ValueError(f"small_matmul: shapes {a.shape} and {b.shape} do not chain")
     if k > SMALL_MATMUL_MAX_TERMS:
         return a @ b
-    if b.ndim == 1:
-        out = a[:, 0] * b[0]
-        for j in range(1, k):
-            out = out + a[:, j] * b[j]
-        return out
-    out = a[:, 0, None] * b[0][None, :]
+    column = lambda j: a[:, j].reshape((-1,) + (1,) * (b.ndim - 1))  # noqa: E731  (broadcasts against b[j])
+    out = column(0) * b[0]
     for j in range(1, k):
-        out = out + a[:, j, None] * b[j][None, :]
+        out = out + column(j) * b[j]
     return out
