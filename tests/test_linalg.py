@@ -6,7 +6,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sorogym.models._linalg import SMALL_MATMUL_MAX_TERMS, SMALL_SOLVE_MAX_SIZE, small_matmul, spd_solve
+from sorogym.models._linalg import (
+    BATCHED_SOLVE_MAX_SIZE,
+    SMALL_MATMUL_MAX_TERMS,
+    SMALL_SOLVE_MAX_SIZE,
+    small_matmul,
+    spd_solve,
+)
 from sorogym.models._rod_ops import prefix_sum
 
 
@@ -15,7 +21,7 @@ def _spd(rng, n, batch=()):
     return A @ np.swapaxes(A, -1, -2) + n * np.eye(n)
 
 
-@pytest.mark.parametrize("n", [1, 2, 4, SMALL_SOLVE_MAX_SIZE, SMALL_SOLVE_MAX_SIZE + 4])
+@pytest.mark.parametrize("n", [1, 2, 4, SMALL_SOLVE_MAX_SIZE, SMALL_SOLVE_MAX_SIZE + 4, BATCHED_SOLVE_MAX_SIZE + 2])
 def test_spd_solve_matches_numpy_unbatched_and_batched(n):
     rng = np.random.default_rng(n)
     M, b = _spd(rng, n, (5,)), rng.normal(size=(5, n))
@@ -29,12 +35,29 @@ def test_spd_solve_matches_numpy_unbatched_and_batched(n):
 @pytest.mark.parametrize("n", [3, SMALL_SOLVE_MAX_SIZE + 4])
 def test_spd_solve_gradient_matches_the_dense_solve(n):
     rng = np.random.default_rng(10 + n)
-    M, b, w = jnp.asarray(_spd(rng, n)), jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=n))
+    M, b, w = jnp.asarray(_spd(rng, n, (3,))), jnp.asarray(rng.normal(size=(3, n))), jnp.asarray(rng.normal(size=n))
     sym = lambda M: 0.5 * (M + M.T)  # noqa: E731  (a symmetric perturbation of M)
-    ours = jax.grad(lambda M, b: w @ spd_solve(sym(M), b), argnums=(0, 1))(M, b)
-    dense = jax.grad(lambda M, b: w @ jnp.linalg.solve(sym(M), b), argnums=(0, 1))(M, b)
-    for a, e in zip(ours, dense, strict=True):
+    grad = lambda solve: jax.grad(lambda M, b: w @ solve(sym(M), b), argnums=(0, 1))  # noqa: E731
+    dense = grad(jnp.linalg.solve)
+    # unbatched and batched (the batched n > SMALL_SOLVE_MAX_SIZE solve takes other code)
+    for a, e in zip(grad(spd_solve)(M[0], b[0]), dense(M[0], b[0]), strict=True):
         np.testing.assert_allclose(a, e, rtol=1e-9, atol=1e-12)
+    for a, e in zip(jax.vmap(grad(spd_solve))(M, b), jax.vmap(dense)(M, b), strict=True):
+        np.testing.assert_allclose(a, e, rtol=1e-9, atol=1e-12)
+    # second order: the Hessian of |M^-1 b|^2 in b is 2 M^-T M^-1
+    hess = jax.vmap(jax.hessian(lambda M, b: jnp.sum(spd_solve(M, b) ** 2), argnums=1))(M, b)
+    inv = np.linalg.inv(np.asarray(M))
+    np.testing.assert_allclose(hess, 2 * np.swapaxes(inv, -1, -2) @ inv, rtol=1e-9, atol=1e-12)
+
+
+def test_batched_mid_size_solve_calls_no_lapack():
+    """Between SMALL_SOLVE_MAX_SIZE and BATCHED_SOLVE_MAX_SIZE one system goes to LAPACK and a
+    batch to the unrolled factorisation (LAPACK under vmap runs one call per batch element)."""
+    n = SMALL_SOLVE_MAX_SIZE + 4
+    M, b = jnp.eye(n), jnp.ones(n)
+    unbatched = jax.jit(spd_solve).lower(M, b).as_text()
+    batched = jax.jit(jax.vmap(spd_solve, in_axes=(None, 0))).lower(M, jnp.ones((4, n))).as_text()
+    assert "lapack" in unbatched and "lapack" not in batched
 
 
 LONG = SMALL_MATMUL_MAX_TERMS + 8  # takes the a @ b fallback
