@@ -41,12 +41,13 @@ def cell_terms(ops, xi1, xi2, dxi1, dxi2, B1, B2, h, with_velocity: bool) -> Loc
     half, c = 0.5 * h, _SQRT3_12 * h * h
     omega = half * (xi1 + xi2) + c * ops.bracket(xi1, xi2)
     d_omega_dq = half * (B1 + B2) + c * (ops.bracket(xi1[:, None], B2) - ops.bracket(xi2[:, None], B1))
-    R, p = ops.exp(omega)
-    S = ops.tangent_apply(omega, d_omega_dq)
+    table = ops.coefficients(omega)  # shared by exp, T and dT/dt
+    R, p = ops.exp(omega, table)
+    S = ops.tangent_apply(omega, d_omega_dq, table)
     if with_velocity:
         d_omega = half * (dxi1 + dxi2) + c * (ops.bracket(dxi1, xi2) + ops.bracket(xi1, dxi2))
-        TdO, T_dot_dO = jax.jvp(lambda X: ops.tangent_apply(X, d_omega[:, None]), (omega,), (d_omega,))
-        curv = ops.tangent_apply(omega, (2.0 * c * ops.bracket(dxi1, dxi2))[:, None])
+        TdO, T_dot_dO = jax.jvp(lambda X: ops.tangent_apply(X, d_omega[:, None], table), (omega,), (d_omega,))
+        curv = ops.tangent_apply(omega, (2.0 * c * ops.bracket(dxi1, dxi2))[:, None], table)
         cols = jnp.concatenate([S, TdO, T_dot_dO + curv], axis=1)
     else:
         cols = jnp.concatenate([S, jnp.zeros((S.shape[0], 2, S.shape[2]), S.dtype)], axis=1)

@@ -56,19 +56,21 @@ def _local_terms(ops, xi: Array, xi_dot: Array, B: Array, s: Array, with_velocit
     """Local terms at arc lengths ``s`` ``(P,)`` of segments with strains ``xi`` ``(d, P)``,
     rates ``xi_dot`` ``(d, P)`` and selectors ``B`` ``(d, n, P)``."""
     X = s * xi
-    Rh, ph = ops.exp(X)
+    table = ops.coefficients(X)  # shared by exp, T and dT/dt
+    Rh, ph = ops.exp(X, table)
     d, n = B.shape[:2]
     if n > d:
         # several segments: most of B's n columns are zero at any point, so form T(X) once
         # (d columns) and select with B by unrolled products instead of applying T to each
         # of the n columns (9 % faster batched PoseTracking steps at n = 12)
-        T = ops.tangent_apply(X, jnp.broadcast_to(jnp.eye(d, dtype=X.dtype)[:, :, None], (d, d, X.shape[-1])))
+        eye = jnp.broadcast_to(jnp.eye(d, dtype=X.dtype)[:, :, None], (d, d, X.shape[-1]))
+        T = ops.tangent_apply(X, eye, table)
         S = s * sum(T[:, j][:, None] * B[j][None] for j in range(d))
     else:
-        S = s * ops.tangent_apply(X, B)
+        S = s * ops.tangent_apply(X, B, table)
     if with_velocity:
         dX = s * xi_dot
-        TdX, T_dot_dX = jax.jvp(lambda X_: ops.tangent_apply(X_, dX[:, None, :]), (X,), (dX,))
+        TdX, T_dot_dX = jax.jvp(lambda X_: ops.tangent_apply(X_, dX[:, None, :], table), (X,), (dX,))
         cols = jnp.concatenate([S, TdX, T_dot_dX], axis=1)
     else:
         cols = jnp.concatenate([S, jnp.zeros((S.shape[0], 2, S.shape[2]), S.dtype)], axis=1)
@@ -225,7 +227,10 @@ def point_force_map(
         onehot = (seg[None, :] == jnp.arange(N)[:, None]).astype(xi.dtype)
     X_tip = L[:-1] * xi[:-1].T  # (d, N - 1)
     X_pts = s_pts * xi_pts  # (d, P)
-    Rh, ph = ops.exp(jnp.concatenate([X_tip, X_pts], axis=-1))
+    X_all = jnp.concatenate([X_tip, X_pts], axis=-1)
+    table = ops.coefficients(X_all)  # shared by exp and the transposed T at the points
+    Rh, ph = ops.exp(X_all, table)
+    table_pts = table[..., N - 1 :]
     R_tip, p_tip, R_loc, p_loc = Rh[..., : N - 1], ph[:, : N - 1], Rh[..., N - 1 :], ph[:, N - 1 :]
     R, p = root[0], root[1]
     bases = [(R, p)]
@@ -244,13 +249,14 @@ def point_force_map(
 
     def apply(f_world: Array) -> Array:
         w = ops.force_wrench(R_pts, f_world)  # (d, P)
-        local = s_pts * transposed(lambda x: ops.tangent_apply(X_pts, x), w)
+        local = s_pts * transposed(lambda x: ops.tangent_apply(X_pts, x, table_pts), w)
         carried = transposed(lambda x: ops.adjoint_inverse_apply(R_loc, p_loc, x), w)
         local_sum, carried_sum = local @ onehot.T, carried @ onehot.T  # (d, N)
         coords, W = [local_sum[:, N - 1]], carried_sum[:, N - 1 :]
         for j in range(N - 2, -1, -1):
             X_j, R_j, p_j = X_tip[:, j : j + 1], R_tip[..., j : j + 1], p_tip[:, j : j + 1]
-            coords.append(local_sum[:, j] + L[j] * transposed(lambda x, X_j=X_j: ops.tangent_apply(X_j, x), W)[:, 0])
+            T_j = lambda x, X_j=X_j, j=j: ops.tangent_apply(X_j, x, table[..., j : j + 1])  # noqa: E731
+            coords.append(local_sum[:, j] + L[j] * transposed(T_j, W)[:, 0])
             W = carried_sum[:, j : j + 1] + transposed(
                 lambda x, R_j=R_j, p_j=p_j: ops.adjoint_inverse_apply(R_j, p_j, x), W
             )

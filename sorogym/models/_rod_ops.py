@@ -98,6 +98,19 @@ def _planar_coefficients_jvp(primals, tangents):
     return tuple(table[:3]), tuple(table[3:6] * (2.0 * w * dw))
 
 
+@jax.custom_jvp
+def _planar_rows_of(w: Array, table: Array) -> tuple[Array, Array, Array]:
+    """:func:`_planar_coefficients` read from ``table = coefficient_table_of_angle(w)``
+    (shared; see :func:`_tangent_rows_of`)."""
+    return tuple(table[:3])
+
+
+@_planar_rows_of.defjvp
+def _planar_rows_of_jvp(primals, tangents):
+    (w, table), (dw, _) = primals, tangents
+    return tuple(table[:3]), tuple(table[3:6] * (2.0 * w * dw))
+
+
 # The spatial kernels read table rows through gathers (index arrays), the planar ones
 # through slices. A gather is a fusion boundary: the spatial consumers are (6, K, P) arrays,
 # and with slices XLA:CPU fused the table's arithmetic into each of them (measured up to
@@ -119,6 +132,22 @@ def _tangent_coefficients_jvp(primals, tangents):
     return table[jnp.array([1, 2, 4, 5])], table[jnp.array([4, 5, 7, 8])] * drho
 
 
+@jax.custom_jvp
+def _tangent_rows_of(rho: Array, table: Array) -> Array:
+    """:func:`_tangent_coefficients` read from ``table = coefficient_table(rho)``, computed
+    once by the caller and shared with other users of the same ``rho``. The derivative
+    along ``rho`` reads the next rows; ``table``'s own tangent is that same derivative, so
+    it is not added again (derivatives of any order stay exact: ``table`` is itself
+    differentiable in ``rho``)."""
+    return table[jnp.array([1, 2, 4, 5])]
+
+
+@_tangent_rows_of.defjvp
+def _tangent_rows_of_jvp(primals, tangents):
+    (_, table), (drho, _) = primals, tangents
+    return table[jnp.array([1, 2, 4, 5])], table[jnp.array([4, 5, 7, 8])] * drho
+
+
 class SpatialOps:
     """SE(3) operations in the batch-minor layout (see module docstring).
 
@@ -130,12 +159,24 @@ class SpatialOps:
     pos_dim = 3
 
     @staticmethod
-    def exp(X: Array) -> tuple[Array, Array]:
+    def coefficients(X: Array) -> Array:
+        """The coefficient table ``(9, P)`` of :func:`~sorogym.lie.coefficient_table` at
+        ``rho = |w|^2`` of ``X`` ``(6, P)``: pass it to :meth:`exp` and
+        :meth:`tangent_apply` at the same ``X`` so that the table (a square root, a sine and
+        a cosine per point and a few dozen multiply-adds per row) is evaluated once for
+        all of them (XLA does not merge the separate evaluations: each became a kernel of
+        its own)."""
+        w = X[:3]
+        return coefficient_table(_dot3(w, w))
+
+    @staticmethod
+    def exp(X: Array, table: Array | None = None) -> tuple[Array, Array]:
         """``exp(X) = (R, p)``: ``R = (1 - b rho) I + a [w]x + b w w^T``,
-        ``p = v + b w x v + c w x (w x v)``; ``X`` ``(6, P)``."""
+        ``p = v + b w x v + c w x (w x v)``; ``X`` ``(6, P)``; ``table``: optional
+        :meth:`coefficients` of ``X``."""
         w, v = X[:3], X[3:]
         rho = _dot3(w, w)
-        a, b, c = coefficient_table(rho)[jnp.array(_EXP_ROWS)]
+        a, b, c = (coefficient_table(rho) if table is None else table)[jnp.array(_EXP_ROWS)]
         d = 1.0 - b * rho
         aw = a * w
         bww = b * w[:, None, :] * w[None, :, :]
@@ -167,15 +208,16 @@ class SpatialOps:
         return jnp.concatenate([Rw, pointwise_matvec(R, x[3:]) + pointwise_cross(p[:, None, :], Rw)])
 
     @staticmethod
-    def tangent_apply(X: Array, x: Array) -> Array:
+    def tangent_apply(X: Array, x: Array, table: Array | None = None) -> Array:
         """``T(X) x`` with ``T = sum_k (-1)^k ad_X^k / (k+1)!`` in block form
         ``[[Tw, 0], [Tvw, Tw]]``: ``Tw y = y - b w x y + c w x (w x y)`` and ``Tvw`` is
         its derivative along ``v`` (``d rho = 2 w.v``). ``X`` ``(6, P)``, ``x``
-        ``(6, K, P)``."""
+        ``(6, K, P)``; ``table``: optional :meth:`coefficients` of ``X`` (derivatives in
+        ``X`` stay exact with it)."""
         w, v = _rows(X, 0, 3), _rows(X, 3, 6)
         rho = _dot3(w, w)
         drho = 2.0 * _dot3(w, v)
-        b, c, b1, c1 = _tangent_coefficients(rho)
+        b, c, b1, c1 = _tangent_coefficients(rho) if table is None else _tangent_rows_of(rho, table)
         db, dc = (b1 * drho)[None], (c1 * drho)[None]
         b, c = b[None], c[None]
         xw, xv = _rows(x, 0, 3), _rows(x, 3, 6)
@@ -247,10 +289,18 @@ class PlanarOps:
     pos_dim = 2
 
     @staticmethod
-    def exp(X: Array) -> tuple[Array, Array]:
-        """``exp(X) = (R(w), [[a, -w b], [w b, a]] v)``; ``X`` ``(3, P)``."""
+    def coefficients(X: Array) -> Array:
+        """The coefficient table ``(9, P)`` at the angle ``w`` of ``X`` ``(3, P)``
+        (:func:`~sorogym.lie.coefficient_table_of_angle`), to share between :meth:`exp`
+        and :meth:`tangent_apply` at the same ``X`` (see :meth:`SpatialOps.coefficients`)."""
+        return coefficient_table_of_angle(X[0])
+
+    @staticmethod
+    def exp(X: Array, table: Array | None = None) -> tuple[Array, Array]:
+        """``exp(X) = (R(w), [[a, -w b], [w b, a]] v)``; ``X`` ``(3, P)``; ``table``:
+        optional :meth:`coefficients` of ``X``."""
         w, vx, vy = X[0], X[1], X[2]
-        a, b, _ = _planar_coefficients(w)
+        a, b, _ = _planar_coefficients(w) if table is None else _planar_rows_of(w, table)
         wb = w * b
         c, s = jnp.cos(w), jnp.sin(w)
         R = jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
@@ -266,10 +316,11 @@ class PlanarOps:
         return jnp.concatenate([w[None], _rmatvec(R, v + Jp * w[None])])
 
     @staticmethod
-    def tangent_apply(X: Array, x: Array) -> Array:
-        """``T(X) x`` with ``T = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``."""
+    def tangent_apply(X: Array, x: Array, table: Array | None = None) -> Array:
+        """``T(X) x`` with ``T = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``;
+        ``table``: optional :meth:`coefficients` of ``X``."""
         w, vx, vy = X[0], X[1], X[2]
-        a, b, c = _planar_coefficients(w)
+        a, b, c = _planar_coefficients(w) if table is None else _planar_rows_of(w, table)
         wb, wc = w * b, w * c
         x0, x1, x2 = x[0], x[1], x[2]
         return jnp.stack([x0, (-b * vy + wc * vx) * x0 + a * x1 + wb * x2, (b * vx + wc * vy) * x0 - wb * x1 + a * x2])
