@@ -155,6 +155,47 @@ def test_batch_minor_ops_match_lie_module():
             np.testing.assert_allclose(A2[..., k], se2.adjoint_inverse(g2) @ x2[..., k], atol=1e-13)
 
 
+def test_batch_minor_point_force_maps_and_shared_tables_match_lie_module():
+    """``tangent_transpose_force`` is ``T(X)^T [0, f]``, ``force_wrench_at`` is
+    ``Ad_(I, p)^-T [0, f]``, and ``exp`` / ``tangent_apply`` given the shared
+    ``coefficients`` table equal the plain calls, with the same derivatives in ``X`` (first
+    and second order: the kernels differentiate through them)."""
+    rng = np.random.default_rng(7)
+    for ops, group, k in ((SpatialOps, se3, 3), (PlanarOps, se2, 2)):
+        d = ops.dim
+        for scale in [0.0, 1e-5, 0.7, 3.0]:
+            X = jnp.asarray(rng.normal(size=(d, 4)) * scale)
+            f, p = rng.normal(size=(k, 4)), rng.normal(size=(k, 4))
+            table = ops.coefficients(X)
+            Tf = ops.tangent_transpose_force(X, jnp.asarray(f), table)
+            Wf = ops.force_wrench_at(jnp.asarray(p), jnp.asarray(f))
+            for j in range(4):
+                w = np.concatenate([np.zeros(d - k), f[:, j]])
+                np.testing.assert_allclose(Tf[:, j], group.tangent_map(X[:, j]).T @ w, atol=1e-13)
+                g = np.eye(k + 1)
+                g[:k, k] = p[:, j]
+                np.testing.assert_allclose(Wf[:, j], group.adjoint_inverse(g).T @ w, atol=1e-13)
+            x, dX = jnp.asarray(rng.normal(size=(d, 2, 4))), jnp.asarray(rng.normal(size=(d, 4)))
+            shared = lambda X_, ops=ops, x=x: (  # noqa: E731
+                ops.exp(X_, ops.coefficients(X_)),
+                ops.tangent_apply(X_, x, ops.coefficients(X_)),
+            )
+            plain = lambda X_, ops=ops, x=x: (ops.exp(X_), ops.tangent_apply(X_, x))  # noqa: E731
+            second = lambda fn, dX=dX: jax.jvp(lambda Y: jax.jvp(fn, (Y,), (dX,))[1], (X,), (dX,))  # noqa: E731
+            for a, b in zip(jax.tree.leaves(second(shared)), jax.tree.leaves(second(plain)), strict=True):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+            # the kernels' pattern: dT/dt from a jvp with the table of the primal closed over
+            def rate(Y, table_of, ops=ops, x=x, dX=dX):
+                table = table_of(Y)
+                return jax.jvp(lambda Z: ops.tangent_apply(Z, x, table), (Y,), (dX,))[1]
+
+            ours = jax.jvp(lambda Y: rate(Y, ops.coefficients), (X,), (dX,))
+            ref = jax.jvp(lambda Y: rate(Y, lambda _: None), (X,), (dX,))
+            for a, b in zip(ours, ref, strict=True):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 def test_coefficient_table_matches_scalar_functions_and_their_derivatives():
     """The batched coefficient table (polynomial form of the closed-form recurrences above
     the switch, Taylor series below) gives a, b, c and their first two rho-derivatives:

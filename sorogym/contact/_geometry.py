@@ -48,8 +48,15 @@ def _positive(name: str, value, dtype) -> Array:
     return jnp.asarray(v, dtype)
 
 
+def _squared_norm(v: Array) -> Array:
+    """``|v|^2`` over the last axis (2 or 3 components), unrolled: under ``vmap`` a short
+    reduction after the points' transposed layout was a slow kernel of its own on XLA:CPU
+    (the sphere distance 1.2x faster this way)."""
+    return sum(v[..., i] * v[..., i] for i in range(v.shape[-1]))
+
+
 def _normalised(v: Array) -> Array:
-    return v / jnp.sqrt(jnp.sum(v * v, axis=-1, keepdims=True) + _TINY)
+    return v / jnp.sqrt(_squared_norm(v) + _TINY)[..., None]
 
 
 def _gradient_normals(distance, positions: Array) -> Array:
@@ -117,7 +124,7 @@ class Heightfield(eqx.Module):
     def signed_distance(self, positions: Float[Array, "P 3"]) -> tuple[Array, Array]:
         h, slope = self.height_and_slope(positions[:, :2])
         up = jnp.concatenate([-slope, jnp.ones_like(h)[:, None]], axis=-1)
-        scale = jnp.sqrt(jnp.sum(up * up, axis=-1))
+        scale = jnp.sqrt(_squared_norm(up))
         return (positions[:, 2] - h) / scale, up / scale[:, None]
 
 
@@ -176,7 +183,7 @@ class SphereObstacle(eqx.Module):
 
     def signed_distance(self, positions: Float[Array, "P 3"]) -> tuple[Array, Array]:
         offset = positions - self.center
-        dist = jnp.sqrt(jnp.sum(offset * offset, axis=-1) + _TINY)
+        dist = jnp.sqrt(_squared_norm(offset) + _TINY)
         return dist - self.radius, offset / dist[:, None]
 
 
@@ -226,7 +233,7 @@ class CapsuleObstacle(eqx.Module):
         axis = self.end - self.start
         t = jnp.clip((positions - self.start) @ axis / jnp.maximum(axis @ axis, _TINY), 0.0, 1.0)
         offset = positions - (self.start + t[:, None] * axis)
-        dist = jnp.sqrt(jnp.sum(offset * offset, axis=-1) + _TINY)
+        dist = jnp.sqrt(_squared_norm(offset) + _TINY)
         return dist - self.radius, offset / dist[:, None]
 
 

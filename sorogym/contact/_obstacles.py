@@ -57,7 +57,8 @@ def deepest_point_forces(
     pen = jnp.maximum(depths, 0.0)
     magnitude = stiffness * jnp.max(pen, axis=0)
     share = pen / jnp.maximum(jnp.sum(pen, axis=0, keepdims=True), _TINY)
-    return jnp.einsum("pk,k,pkc->pc", share, magnitude, normals), magnitude
+    weight = share * magnitude  # (P, k); the sum over the k obstacles unrolled (no batched dot)
+    return sum(weight[:, j, None] * normals[:, j] for j in range(normals.shape[1])), magnitude
 
 
 def rod_obstacle_contact(model, q: Float[Array, " n"], s_ps, obstacles, stiffness) -> tuple[Array, Array, Array]:

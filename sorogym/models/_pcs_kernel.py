@@ -33,6 +33,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
+from ._rod_ops import pointwise_rmatvec
+
 
 class Frame(NamedTuple):
     """Kinematic quantities at ``P`` backbone points (trailing axis ``P``)."""
@@ -248,9 +250,12 @@ def point_force_map(
         return jax.linear_transpose(lambda x: apply_columns(x[:, None])[:, 0], y)(y)[0]
 
     def apply(f_world: Array) -> Array:
-        w = ops.force_wrench(R_pts, f_world)  # (d, P)
-        local = s_pts * transposed(lambda x: ops.tangent_apply(X_pts, x, table_pts), w)
-        carried = transposed(lambda x: ops.adjoint_inverse_apply(R_loc, p_loc, x), w)
+        # each point's wrench w = [0, R^T f] (body frame) adds s T(X)^T w to its segment's
+        # coordinates and carries Ad_h^-T w = [p_h x g, g] to the segment's base, where
+        # g = R_base^T f = R_h R^T f is the force in the base's axes
+        g = pointwise_rmatvec(R_base, f_world[:, None])[:, 0]
+        local = s_pts * ops.tangent_transpose_force(X_pts, pointwise_rmatvec(R_loc, g[:, None])[:, 0], table_pts)
+        carried = ops.force_wrench_at(p_loc, g)
         local_sum, carried_sum = local @ onehot.T, carried @ onehot.T  # (d, N)
         coords, W = [local_sum[:, N - 1]], carried_sum[:, N - 1 :]
         for j in range(N - 2, -1, -1):

@@ -62,7 +62,7 @@ def pointwise_matvec(R: Array, x: Array) -> Array:
     return jnp.stack(_matvec_t(R, x))
 
 
-def _rmatvec(R: Array, x: Array) -> Array:
+def pointwise_rmatvec(R: Array, x: Array) -> Array:
     """``R^T @ x`` per point (see :func:`pointwise_matvec`)."""
     return jnp.stack(_rmatvec_t(R, x))
 
@@ -199,7 +199,7 @@ class SpatialOps:
     def adjoint_inverse_apply(R: Array, p: Array, x: Array) -> Array:
         """``Ad_(R,p)^-1 x = [R^T w, R^T (v - p x w)]`` on columns ``x`` ``(6, K, P)``."""
         w, v = x[:3], x[3:]
-        return jnp.concatenate([_rmatvec(R, w), _rmatvec(R, v - pointwise_cross(p[:, None, :], w))])
+        return jnp.concatenate([pointwise_rmatvec(R, w), pointwise_rmatvec(R, v - pointwise_cross(p[:, None, :], w))])
 
     @staticmethod
     def adjoint_apply(R: Array, p: Array, x: Array) -> Array:
@@ -240,6 +240,34 @@ class SpatialOps:
             + c * ww_xv[i]
             for i in range(3)
         ]
+        return jnp.stack(top + bottom)
+
+    @staticmethod
+    def force_wrench_at(p: Array, f: Array) -> Array:
+        """``[p x f, f]`` ``(6, P)``: the wrench about a frame's origin of the forces ``f``
+        ``(3, P)`` acting at its points ``p`` ``(3, P)`` (frame axes), i.e.
+        ``Ad_(I, p)^-T [0, f]``."""
+        pf = _cross_t(_rows(p, 0, 3), _rows(f, 0, 3))
+        return jnp.stack(pf + _rows(f, 0, 3))
+
+    @staticmethod
+    def tangent_transpose_force(X: Array, f: Array, table: Array | None = None) -> Array:
+        """``T(X)^T [0, f]`` ``(6, P)`` for body-frame forces ``f`` ``(3, P)``: with
+        ``T = [[Tw, 0], [Tvw, Tw]]`` (:meth:`tangent_apply`) it is ``[Tvw^T f, Tw^T f]``,
+        ``Tw^T f = f + b w x f + c w x (w x f)`` and ``Tvw^T f = db w x f + b v x f +
+        dc w x (w x f) + c (w x (v x f) + v x (w x f))`` (``db = b' d rho``,
+        ``d rho = 2 w.v``). The transposed map that a point force needs, without the zero
+        moment rows."""
+        w, v = _rows(X, 0, 3), _rows(X, 3, 6)
+        rho = _dot3(w, w)
+        drho = 2.0 * _dot3(w, v)
+        b, c, b1, c1 = _tangent_coefficients(rho) if table is None else _tangent_rows_of(rho, table)
+        db, dc = b1 * drho, c1 * drho
+        fs = _rows(f, 0, 3)
+        w_f, v_f = _cross_t(w, fs), _cross_t(v, fs)
+        ww_f, wv_f, vw_f = _cross_t(w, w_f), _cross_t(w, v_f), _cross_t(v, w_f)
+        top = [db * w_f[i] + b * v_f[i] + dc * ww_f[i] + c * (wv_f[i] + vw_f[i]) for i in range(3)]
+        bottom = [fs[i] + b * w_f[i] + c * ww_f[i] for i in range(3)]
         return jnp.stack(top + bottom)
 
     @staticmethod
@@ -313,7 +341,7 @@ class PlanarOps:
         """``Ad_(R,p)^-1 x = [w, R^T (v + w J p)]`` with ``J p = [-py, px]``."""
         w, v = x[0], x[1:]
         Jp = jnp.stack([-p[1], p[0]])[:, None, :]
-        return jnp.concatenate([w[None], _rmatvec(R, v + Jp * w[None])])
+        return jnp.concatenate([w[None], pointwise_rmatvec(R, v + Jp * w[None])])
 
     @staticmethod
     def tangent_apply(X: Array, x: Array, table: Array | None = None) -> Array:
@@ -324,6 +352,21 @@ class PlanarOps:
         wb, wc = w * b, w * c
         x0, x1, x2 = x[0], x[1], x[2]
         return jnp.stack([x0, (-b * vy + wc * vx) * x0 + a * x1 + wb * x2, (b * vx + wc * vy) * x0 - wb * x1 + a * x2])
+
+    @staticmethod
+    def force_wrench_at(p: Array, f: Array) -> Array:
+        """``[p x f, f]`` ``(3, P)`` (see :meth:`SpatialOps.force_wrench_at`)."""
+        return jnp.stack([p[0] * f[1] - p[1] * f[0], f[0], f[1]])
+
+    @staticmethod
+    def tangent_transpose_force(X: Array, f: Array, table: Array | None = None) -> Array:
+        """``T(X)^T [0, f] = [t . f, A^T f]`` ``(3, P)`` for body-frame forces ``f``
+        ``(2, P)``, with ``T = [[1, 0], [t, A]]`` (:meth:`tangent_apply`)."""
+        w, vx, vy = X[0], X[1], X[2]
+        a, b, c = _planar_coefficients(w) if table is None else _planar_rows_of(w, table)
+        wb, wc = w * b, w * c
+        f0, f1 = f[0], f[1]
+        return jnp.stack([(-b * vy + wc * vx) * f0 + (b * vx + wc * vy) * f1, a * f0 - wb * f1, wb * f0 + a * f1])
 
     @staticmethod
     def rotate_twists(R: Array, x: Array) -> Array:
