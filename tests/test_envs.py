@@ -195,3 +195,23 @@ def test_randomisation_draws_stay_within_and_fill_their_ranges():
             assert abs(np.corrcoef(per_episode[:, 0], per_episode[:, 1])[0, 1]) < 0.2, field
     shear = np.asarray(params.shear_modulus)
     np.testing.assert_array_equal(shear, np.broadcast_to(nominal.shear_modulus, shear.shape))
+
+
+def test_chunked_batches_step_like_one_vmap():
+    """A batch stepped in chunks (the CPU default above 1024 envs) gives the states of one
+    ``vmap`` over the batch, through an episode end and its full reset."""
+    env = _env("TendonTracking-v0")[0]
+    keys = jax.random.split(jax.random.PRNGKey(5), 4)
+    actions = jnp.asarray(np.random.default_rng(5).uniform(-1, 1, (T_EPISODE + 2, 4, env.action_size)), jnp.float32)
+
+    def rollout(chunk_size):
+        w = wrap_for_training(env, episode_length=T_EPISODE, chunk_size=chunk_size)
+        step = lambda s, a: (w.step(s, a),) * 2  # noqa: E731
+        return jax.jit(lambda k: jax.lax.scan(step, w.reset(k), actions)[1])(keys)
+
+    one, chunked = rollout(None), rollout(2)
+    assert float(jnp.max(one.done)) == 1.0  # the rollout crossed a reset
+    for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(chunked), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="chunk_size"):
+        wrap_for_training(env, chunk_size=0)
