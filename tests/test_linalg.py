@@ -8,6 +8,7 @@ import pytest
 
 from sorogym.models._linalg import (
     BATCHED_SOLVE_MAX_SIZE,
+    BATCHED_SOLVE_MIN_BATCH,
     SMALL_MATMUL_MAX_TERMS,
     SMALL_SOLVE_MAX_SIZE,
     small_matmul,
@@ -35,7 +36,9 @@ def test_spd_solve_matches_numpy_unbatched_and_batched(n):
 @pytest.mark.parametrize("n", [3, SMALL_SOLVE_MAX_SIZE + 4])
 def test_spd_solve_gradient_matches_the_dense_solve(n):
     rng = np.random.default_rng(10 + n)
-    M, b, w = jnp.asarray(_spd(rng, n, (3,))), jnp.asarray(rng.normal(size=(3, n))), jnp.asarray(rng.normal(size=n))
+    batch = BATCHED_SOLVE_MIN_BATCH  # large enough for the unrolled batched path
+    M, b = jnp.asarray(_spd(rng, n, (batch,))), jnp.asarray(rng.normal(size=(batch, n)))
+    w = jnp.asarray(rng.normal(size=n))
     sym = lambda M: 0.5 * (M + M.T)  # noqa: E731  (a symmetric perturbation of M)
     grad = lambda solve: jax.grad(lambda M, b: w @ solve(sym(M), b), argnums=(0, 1))  # noqa: E731
     dense = grad(jnp.linalg.solve)
@@ -50,14 +53,23 @@ def test_spd_solve_gradient_matches_the_dense_solve(n):
     np.testing.assert_allclose(hess, 2 * np.swapaxes(inv, -1, -2) @ inv, rtol=1e-9, atol=1e-12)
 
 
-def test_batched_mid_size_solve_calls_no_lapack():
-    """Between SMALL_SOLVE_MAX_SIZE and BATCHED_SOLVE_MAX_SIZE one system goes to LAPACK and a
-    batch to the unrolled factorisation (LAPACK under vmap runs one call per batch element)."""
-    n = SMALL_SOLVE_MAX_SIZE + 4
-    M, b = jnp.eye(n), jnp.ones(n)
-    unbatched = jax.jit(spd_solve).lower(M, b).as_text()
-    batched = jax.jit(jax.vmap(spd_solve, in_axes=(None, 0))).lower(M, jnp.ones((4, n))).as_text()
-    assert "lapack" in unbatched and "lapack" not in batched
+def test_batched_mid_size_solve_calls_lapack_only_for_small_batches():
+    """Between SMALL_SOLVE_MAX_SIZE and BATCHED_SOLVE_MAX_SIZE one system and small batches go
+    to LAPACK, a batch of BATCHED_SOLVE_MIN_BATCH or more to the unrolled factorisation
+    (LAPACK under vmap runs one call per batch element), also when that batch is an outer
+    vmap around a small inner one; the values agree."""
+    n, big = SMALL_SOLVE_MAX_SIZE + 4, BATCHED_SOLVE_MIN_BATCH
+    M = jnp.asarray(_spd(np.random.default_rng(2), n))
+    lowered = lambda f, *args: jax.jit(f).lower(*args).as_text()  # noqa: E731
+    assert "lapack" in lowered(spd_solve, M, jnp.ones(n))
+    assert "lapack" in lowered(jax.vmap(spd_solve, in_axes=(None, 0)), M, jnp.ones((4, n)))
+    assert "lapack" not in lowered(jax.vmap(spd_solve, in_axes=(None, 0)), M, jnp.ones((big, n)))
+    nested = jax.vmap(jax.vmap(spd_solve, in_axes=(None, 0)), in_axes=(None, 0))
+    b = jnp.asarray(np.random.default_rng(3).normal(size=(big, 4, n)))
+    assert "lapack" not in lowered(nested, M, b)
+    np.testing.assert_allclose(
+        nested(M, b), np.linalg.solve(np.asarray(M), np.asarray(b)[..., None])[..., 0], rtol=1e-11
+    )
 
 
 LONG = SMALL_MATMUL_MAX_TERMS + 8  # takes the a @ b fallback

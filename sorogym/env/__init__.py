@@ -5,7 +5,8 @@
 * :func:`make`, :func:`registry`, :func:`register`: names -> envs (the suite's from
   :data:`sorogym.envs.CATALOGUE`, imported on demand); the suite is registered with
   Gymnasium (``sorogym/<Name>-v0``) once Gymnasium is imported, and with brax.
-* :func:`wrap_for_training`: vmap + episode limit + full reset (brax PPO's ``wrap_env_fn``).
+* :func:`wrap_for_training`: vmap (in chunks of 1024 envs on a CPU) + episode limit + full
+  reset (brax PPO's ``wrap_env_fn``).
 * :class:`GymEnv`, :class:`GymVectorEnv` (Gymnasium) and :class:`SB3VecEnv`
   (Stable-Baselines3) faces over the same JAX env; :class:`LimbAgents`, the multi-agent
   Gymnasium view of a multi-limb env (one agent per limb).
@@ -25,7 +26,7 @@ from ._config import RANDOMIZATION_LIMITS, EpisodeConfig, config_to_dict, replac
 from ._expert import Expert
 from ._registry import canonical_name, env_class, gym_twins, make, register, register_gym_twin, registry
 from ._render import render_frames, render_state
-from ._wrappers import FullResetWrapper, wrap_for_training
+from ._wrappers import ChunkedVmapWrapper, FullResetWrapper, wrap_for_training
 
 
 def __getattr__(name):
@@ -61,6 +62,7 @@ __all__ = [
     "canonical_name",
     "env_class",
     "wrap_for_training",
+    "ChunkedVmapWrapper",
     "FullResetWrapper",
     "replace_config",
     "EpisodeConfig",

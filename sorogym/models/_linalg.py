@@ -11,6 +11,8 @@ SMALL_SOLVE_MAX_SIZE = 8
 #: Matrix sizes up to which :func:`spd_solve` takes the unrolled code under ``jax.vmap``
 #: only (unbatched calls keep LAPACK, which is faster there).
 BATCHED_SOLVE_MAX_SIZE = 16
+#: Smallest batch for which that unrolled code is taken (smaller batches: LAPACK per system).
+BATCHED_SOLVE_MIN_BATCH = 64
 
 
 def spd_solve(M: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
@@ -25,9 +27,12 @@ def spd_solve(M: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n
     0.49 us and 0.14 us (this machine). At n = 12 the unrolled code is 9x faster batched
     but twice as slow unbatched, so up to ``BATCHED_SOLVE_MAX_SIZE`` the choice is made
     when the solve is batched (:func:`jax.custom_batching.custom_vmap`): LAPACK for one
-    system, the unrolled code for a batch. That solve sits inside
-    :func:`jax.lax.custom_linear_solve`, so derivatives (any order, either mode) are
-    solves with the same ``M`` and never differentiate the factorisation.
+    system and for batches below ``BATCHED_SOLVE_MIN_BATCH`` (a loop of single solves,
+    which an enclosing ``vmap`` batches again), the unrolled code for larger batches on a
+    CPU (:func:`jax.lax.platform_dependent`; other platforms keep their batched LAPACK
+    equivalents, where ~100 small kernels per solve would each cost a launch). That solve
+    sits inside :func:`jax.lax.custom_linear_solve`, so derivatives (any order, either
+    mode) are solves with the same ``M`` and never differentiate the factorisation.
     """
     n = M.shape[-1]
     if n <= SMALL_SOLVE_MAX_SIZE:
@@ -55,7 +60,12 @@ def _batch_aware_solve(M, b):
 @_batch_aware_solve.def_vmap
 def _batch_aware_solve_vmap(axis_size, in_batched, M, b):
     M, b = (x if batched else jnp.broadcast_to(x, (axis_size, *x.shape)) for x, batched in zip((M, b), in_batched))
-    return jax.vmap(_unrolled_cholesky_solve)(M, b), True
+    if axis_size < BATCHED_SOLVE_MIN_BATCH:
+        # one system at a time, each still batch-aware for a vmap around this one
+        return jax.lax.map(lambda Mb: _batch_aware_solve(*Mb), (M, b)), True
+    unrolled = lambda M, b: jax.vmap(_unrolled_cholesky_solve)(M, b)  # noqa: E731
+    lapack = lambda M, b: jax.vmap(_lapack_cholesky_solve)(M, b)  # noqa: E731
+    return jax.lax.platform_dependent(M, b, cpu=unrolled, default=lapack), True
 
 
 def _unrolled_cholesky_solve(M, b):
