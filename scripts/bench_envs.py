@@ -250,25 +250,37 @@ def wait_for_idle(max_wait_s, threshold=0.15, interval=2.0):
     return busy, time.perf_counter() - t0
 
 
+#: Compiled rollouts held at once. XLA:CPU maps every kernel of an executable into memory of
+#: its own; the whole suite's 60 rollouts at once (each up to ~16,000 kernels at 4096 envs)
+#: exhausted the process's memory mappings ("LLVM compilation error: Cannot allocate memory").
+MAX_HELD_ROLLOUTS = 15
+
+
 def bench_throughput(
     names, num_envs_list, env_steps, repeats, min_time, accuracy_proc=None, wait_idle_s=0.0, busy_interval=2.0
 ):
-    """Compiles every (env, num_envs) rollout first (overlapping the accuracy subprocess, if
-    any), waits for that subprocess (and, up to `wait_idle_s`, for idle CPUs; the load probed
-    over `busy_interval` seconds), then times them one after another. Returns (rows, busy
-    fraction of the CPUs just before timing)."""
-    jobs = []
-    for name in names:
-        env = sg.make(name)
-        for n in num_envs_list:
-            T = steps_per_call(n, env_steps)
-            run, state, key, compile_s, cost = compile_rollout(env, n, T)
-            print(
-                f"  compiled {name} num_envs={n} (T={T}): {compile_s:.1f} s, {cost['kernels_per_step']:.0f} "
-                f"kernels per step, {cost['flops_per_env_step']:,.0f} flops per env-step",
-                flush=True,
-            )
-            jobs.append((name, env, n, T, run, state, key, compile_s, cost))
+    """Compiles the (env, num_envs) rollouts while the accuracy subprocess runs (if any), at
+    most ``MAX_HELD_ROLLOUTS`` at a time, waits for that subprocess (and, up to
+    `wait_idle_s`, for idle CPUs; the load probed over `busy_interval` seconds), then times
+    the compiled ones and compiles and times the rest one after another, each released
+    after its timing. Returns (rows, busy fraction of the CPUs just before timing)."""
+    pending = [(name, n) for name in names for n in num_envs_list]
+    envs = {}
+
+    def compile_job(name, n):
+        env = envs.setdefault(name, sg.make(name))
+        T = steps_per_call(n, env_steps)
+        run, state, key, compile_s, cost = compile_rollout(env, n, T)
+        print(
+            f"  compiled {name} num_envs={n} (T={T}): {compile_s:.1f} s, {cost['kernels_per_step']:.0f} "
+            f"kernels per step, {cost['flops_per_env_step']:,.0f} flops per env-step",
+            flush=True,
+        )
+        return [name, env, n, T, run, state, key, compile_s, cost]
+
+    held = []
+    while pending and len(held) < MAX_HELD_ROLLOUTS and (accuracy_proc is None or accuracy_proc.poll() is None):
+        held.append(compile_job(*pending.pop(0)))
     if accuracy_proc is not None and accuracy_proc.poll() is None:
         print("  waiting for the accuracy subprocess before timing", flush=True)
         accuracy_proc.wait()
@@ -276,8 +288,12 @@ def bench_throughput(
     if busy is not None:
         print(f"  timing; other processes used {busy:.0%} of the CPUs (waited {waited:.0f} s)", flush=True)
     rows = []
-    for name, env, n, T, run, state, key, compile_s, cost in jobs:
+    while held or pending:
+        job = held.pop(0) if held else compile_job(*pending.pop(0))
+        name, env, n, T, run, state, key, compile_s, cost = job
         best, median, calls = time_rollout(run, state, key, repeats, min_time)
+        job.clear()  # release the executable before the next compilation
+        del run, state
         rows.append(
             {
                 "env": name,
@@ -300,6 +316,9 @@ def bench_throughput(
             }
         )
         print(f"  {name} num_envs={n}: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+        if not any(job and job[0] == name for job in held) and not any(p[0] == name for p in pending):
+            envs.pop(name, None)
+            jax.clear_caches()  # the env's jitted resets and steps
     return rows, busy
 
 
