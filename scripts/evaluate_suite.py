@@ -22,6 +22,7 @@ this CPU, from the committed ``results/bench/envs_cpu*.json``). The docs page
     python scripts/evaluate_suite.py --envs SnakeToGoal-v0 # one env; other rows kept
     python scripts/evaluate_suite.py --kinds ppo --out /tmp/suite.json
     python scripts/evaluate_suite.py --smoke --out /tmp/suite.json   # 2 episodes of TendonTracking-v0
+    python scripts/evaluate_suite.py --refresh-throughput  # only the env-steps/s column, from results/bench
 
 ``--smoke``: 2 episodes per row, ``--envs`` defaulting to TendonTracking-v0, written to
 ``<out stem>_smoke.{json,md}``.
@@ -30,6 +31,7 @@ this CPU, from the committed ``results/bench/envs_cpu*.json``). The docs page
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import re
 import time
@@ -85,6 +87,12 @@ def throughput(env_name: str, bench_dir: Path = ROOT / "results" / "bench") -> f
                 if best is None or stamp > best[0]:
                     best = (stamp, float(row["env_steps_per_s"]))
     return None if best is None else best[1]
+
+
+def _with_throughput(row: dict) -> dict:
+    """``row`` with the newest committed env-steps/s of its env (kept where none is committed)."""
+    fresh = throughput(row["env"])
+    return row if fresh is None else {**row, "env_steps_per_s": fresh}
 
 
 def trained_runs(env_name: str, results: Path) -> list[tuple[str, Path]]:
@@ -152,9 +160,12 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
-def write(rows: list[dict], out: Path, episodes: int, seed: int, quick: bool = False) -> None:
-    meta = run_metadata(quick, ("jax", "jaxlib", "brax", "stable_baselines3"), "suite leaderboard")
-    meta.update(episodes=episodes, seed=seed)
+def write(rows: list[dict], out: Path, episodes: int, seed: int, quick: bool = False, meta: dict | None = None) -> None:
+    """Writes ``out`` (JSON) and its ``.md`` table; ``meta``: keep an earlier run's metadata
+    (a throughput refresh evaluates nothing)."""
+    if meta is None:
+        meta = run_metadata(quick, ("jax", "jaxlib", "brax", "stable_baselines3"), "suite leaderboard")
+        meta.update(episodes=episodes, seed=seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "kinds": list(KINDS), "rows": rows}, indent=2) + "\n")
     header = (
@@ -177,7 +188,20 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "suite.json")
     parser.add_argument("--smoke", action="store_true", help="2 episodes, TendonTracking-v0 unless --envs")
+    parser.add_argument(
+        "--refresh-throughput",
+        action="store_true",
+        help="evaluate nothing: rewrite --out's env-steps/s column from the committed benchmark files",
+    )
     args = parser.parse_args(argv)
+    if args.refresh_throughput:
+        data = json.loads(args.out.read_text())
+        rows = [_with_throughput(r) for r in data["rows"]]
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        meta = {**data["meta"], "throughput_refreshed": now}
+        write(rows, args.out, meta["episodes"], meta["seed"], meta.get("quick", False), meta)
+        print(markdown(rows))
+        return 0
     if args.smoke:
         args.episodes, args.envs = 2, args.envs or ["TendonTracking-v0"]
         args.out = args.out.with_name(f"{args.out.stem}_smoke.json")
@@ -190,7 +214,7 @@ def main(argv=None) -> int:
         rows += evaluate_env(sorogym.env.canonical_name(name), args.kinds, args.episodes, args.seed, ROOT / "results")
     if args.envs and args.out.exists():  # keep the other envs' rows of an earlier run
         done = {r["env"] for r in rows}
-        earlier = [r for r in json.loads(args.out.read_text())["rows"] if r["env"] not in done]
+        earlier = [_with_throughput(r) for r in json.loads(args.out.read_text())["rows"] if r["env"] not in done]
         order = {n: i for i, n in enumerate(sorogym.registry())}
         rows = sorted(earlier + rows, key=lambda r: order.get(r["env"], len(order)))
     write(rows, args.out, args.episodes, args.seed, args.smoke)

@@ -119,6 +119,18 @@ def test_evaluate_suite_rows_read_the_committed_runs(tmp_path):
     assert mine["ppo"]["env_steps_per_s"] == pytest.approx(committed_rate)
 
 
+def test_evaluate_suite_refreshes_the_throughput_column_only(tmp_path):
+    """``--refresh-throughput`` evaluates nothing: every row keeps its figures and takes its
+    env's newest committed env-steps/s (the committed table is refreshed)."""
+    committed = json.loads((RESULTS / "suite.json").read_text())
+    stale = {**committed, "rows": [{**r, "env_steps_per_s": 1.0} for r in committed["rows"]]}
+    (tmp_path / "suite.json").write_text(json.dumps(stale))
+    run_script("evaluate_suite", "--refresh-throughput", "--out", str(tmp_path / "suite.json"))
+    refreshed = _json(tmp_path / "suite.json")
+    assert refreshed["rows"] == committed["rows"]
+    assert "throughput_refreshed" in refreshed["meta"]
+
+
 def test_compare_policies_reproduces_the_committed_table(tmp_path):
     """The table is a pure function of the committed run folders: regenerated, it must equal
     ``results/policies.{json,md}``."""
