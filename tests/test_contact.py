@@ -38,6 +38,14 @@ def test_depths_match_closed_form():
     np.testing.assert_allclose(np.asarray(n)[1, 0], [-1.0, 0.0, 0.0], atol=1e-12)
 
 
+def test_obstacles_keep_the_dtype_of_their_centres():
+    """Float32 obstacles stay float32 under x64 (a float32 env's contact in float32); plain
+    Python numbers take the default float."""
+    spheres = sphere_obstacles(jnp.zeros((2, 3), jnp.float32), jnp.ones(2, jnp.float32))
+    assert spheres.center.dtype == spheres.radius.dtype == jnp.float32
+    assert sphere_obstacles([[0.0, 0.0, 1.0]], [1]).center.dtype == jnp.float64
+
+
 def test_penalty_force_magnitude_is_independent_of_sampling_density():
     """A sphere 5 mm into a rod sampled at 11, 41 and 161 points (each sampling holds the
     deepest abscissa z = 0.1 m): the same magnitude k * depth = 5 N at every density, and

@@ -30,15 +30,21 @@ _TINY = 1e-12
 
 def sphere_obstacles(centers: Float[Array, "k 3"], radii: Float[Array, " k"], dtype=None) -> SphereObstacle:
     """``k`` spheres as one :class:`~sorogym.contact.SphereObstacle` with a leading batch
-    axis (centres ``(k, 3)`` [m], radii ``(k,)`` [m]); ``ValueError`` naming the field for
-    a wrong shape, a non-finite centre or a non-positive radius (checked when concrete)."""
+    axis (centres ``(k, 3)`` [m], radii ``(k,)`` [m]; ``dtype`` defaults to theirs, so a
+    float32 env keeps float32 obstacles under ``jax_enable_x64``); ``ValueError`` naming
+    the field for a wrong shape, a non-finite centre or a non-positive radius (checked when
+    concrete)."""
     if not _traced((centers, radii)):
         c, r = np.asarray(centers, float), np.asarray(radii, float)
         if c.ndim != 2 or c.shape[1] != 3 or not np.all(np.isfinite(c)):
             raise ValueError(f"centers: finite (k, 3) positions [m], got shape {c.shape}")
         if r.shape != c.shape[:1] or not np.all(np.isfinite(r)) or not np.all(r > 0):
             raise ValueError(f"radii: one finite positive radius [m] per centre, got {radii!r}")
-    return jax.vmap(lambda c, r: SphereObstacle(c, r, dtype))(jnp.asarray(centers), jnp.asarray(radii))
+    centers, radii = jnp.asarray(centers), jnp.asarray(radii)
+    if dtype is None:
+        given = jnp.result_type(centers, radii)
+        dtype = given if jnp.issubdtype(given, jnp.floating) else jnp.result_type(float)
+    return jax.vmap(lambda c, r: SphereObstacle(c, r, dtype))(centers, radii)
 
 
 def obstacle_depths(obstacles, positions: Float[Array, "P 3"], radii: Float[Array, " P"]) -> tuple[Array, Array]:
