@@ -31,7 +31,7 @@ _TINY = 1e-12
 def sphere_obstacles(centers: Float[Array, "k 3"], radii: Float[Array, " k"], dtype=None) -> SphereObstacle:
     """``k`` spheres as one :class:`~sorogym.contact.SphereObstacle` with a leading batch
     axis (centres ``(k, 3)`` [m], radii ``(k,)`` [m]; ``dtype`` defaults to theirs, so a
-    float32 env keeps float32 obstacles under ``jax_enable_x64``); ``ValueError`` naming
+    float32 env keeps float32 obstacles when float64 is enabled); ``ValueError`` naming
     the field for a wrong shape, a non-finite centre or a non-positive radius (checked when
     concrete)."""
     if not _traced((centers, radii)):

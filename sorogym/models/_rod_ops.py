@@ -85,23 +85,9 @@ def _dot3(a, b) -> Array:
 
 
 @jax.custom_jvp
-def _planar_coefficients(w: Array) -> tuple[Array, Array, Array]:
-    """``(a, b, c)`` of :func:`coefficient_table` at ``rho = w**2`` for the planar angle
-    ``w``, with a table-based JVP."""
-    return tuple(coefficient_table_of_angle(w)[:3])
-
-
-@_planar_coefficients.defjvp
-def _planar_coefficients_jvp(primals, tangents):
-    (w,), (dw,) = primals, tangents
-    table = coefficient_table_of_angle(w)
-    return tuple(table[:3]), tuple(table[3:6] * (2.0 * w * dw))
-
-
-@jax.custom_jvp
 def _planar_rows_of(w: Array, table: Array) -> tuple[Array, Array, Array]:
-    """:func:`_planar_coefficients` read from ``table = coefficient_table_of_angle(w)``
-    (shared; see :func:`_tangent_rows_of`)."""
+    """``(a, b, c)`` of ``table = coefficient_table_of_angle(w)`` for the planar angle ``w``
+    (shared; see :func:`_tangent_rows_of`), with a table-based JVP."""
     return tuple(table[:3])
 
 
@@ -119,23 +105,9 @@ _EXP_ROWS = (0, 1, 2)
 
 
 @jax.custom_jvp
-def _tangent_coefficients(rho: Array) -> Array:
-    """Rows ``[b, c, b', c']`` of :func:`coefficient_table`; its JVP reads the next
-    derivatives from the same table instead of differentiating the branches."""
-    return coefficient_table(rho)[jnp.array([1, 2, 4, 5])]
-
-
-@_tangent_coefficients.defjvp
-def _tangent_coefficients_jvp(primals, tangents):
-    (rho,), (drho,) = primals, tangents
-    table = coefficient_table(rho)
-    return table[jnp.array([1, 2, 4, 5])], table[jnp.array([4, 5, 7, 8])] * drho
-
-
-@jax.custom_jvp
 def _tangent_rows_of(rho: Array, table: Array) -> Array:
-    """:func:`_tangent_coefficients` read from ``table = coefficient_table(rho)``, computed
-    once by the caller and shared with other users of the same ``rho``. The derivative
+    """Rows ``[b, c, b', c']`` of ``table = coefficient_table(rho)`` (computed once by the
+    caller and shared with other users of the same ``rho``). The derivative
     along ``rho`` reads the next rows; ``table``'s own tangent is that same derivative, so
     it is not added again (derivatives of any order stay exact: ``table`` is itself
     differentiable in ``rho``)."""
@@ -217,7 +189,7 @@ class SpatialOps:
         w, v = _rows(X, 0, 3), _rows(X, 3, 6)
         rho = _dot3(w, w)
         drho = 2.0 * _dot3(w, v)
-        b, c, b1, c1 = _tangent_coefficients(rho) if table is None else _tangent_rows_of(rho, table)
+        b, c, b1, c1 = _tangent_rows_of(rho, coefficient_table(rho) if table is None else table)
         db, dc = (b1 * drho)[None], (c1 * drho)[None]
         b, c = b[None], c[None]
         xw, xv = _rows(x, 0, 3), _rows(x, 3, 6)
@@ -261,7 +233,7 @@ class SpatialOps:
         w, v = _rows(X, 0, 3), _rows(X, 3, 6)
         rho = _dot3(w, w)
         drho = 2.0 * _dot3(w, v)
-        b, c, b1, c1 = _tangent_coefficients(rho) if table is None else _tangent_rows_of(rho, table)
+        b, c, b1, c1 = _tangent_rows_of(rho, coefficient_table(rho) if table is None else table)
         db, dc = b1 * drho, c1 * drho
         fs = _rows(f, 0, 3)
         w_f, v_f = _cross_t(w, fs), _cross_t(v, fs)
@@ -328,7 +300,7 @@ class PlanarOps:
         """``exp(X) = (R(w), [[a, -w b], [w b, a]] v)``; ``X`` ``(3, P)``; ``table``:
         optional :meth:`coefficients` of ``X``."""
         w, vx, vy = X[0], X[1], X[2]
-        a, b, _ = _planar_coefficients(w) if table is None else _planar_rows_of(w, table)
+        a, b, _ = _planar_rows_of(w, coefficient_table_of_angle(w) if table is None else table)
         wb = w * b
         c, s = jnp.cos(w), jnp.sin(w)
         R = jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
@@ -348,7 +320,7 @@ class PlanarOps:
         """``T(X) x`` with ``T = [[1, 0], [b J v + w c v, [[a, w b], [-w b, a]]]]``;
         ``table``: optional :meth:`coefficients` of ``X``."""
         w, vx, vy = X[0], X[1], X[2]
-        a, b, c = _planar_coefficients(w) if table is None else _planar_rows_of(w, table)
+        a, b, c = _planar_rows_of(w, coefficient_table_of_angle(w) if table is None else table)
         wb, wc = w * b, w * c
         x0, x1, x2 = x[0], x[1], x[2]
         return jnp.stack([x0, (-b * vy + wc * vx) * x0 + a * x1 + wb * x2, (b * vx + wc * vy) * x0 - wb * x1 + a * x2])
@@ -363,7 +335,7 @@ class PlanarOps:
         """``T(X)^T [0, f] = [t . f, A^T f]`` ``(3, P)`` for body-frame forces ``f``
         ``(2, P)``, with ``T = [[1, 0], [t, A]]`` (:meth:`tangent_apply`)."""
         w, vx, vy = X[0], X[1], X[2]
-        a, b, c = _planar_coefficients(w) if table is None else _planar_rows_of(w, table)
+        a, b, c = _planar_rows_of(w, coefficient_table_of_angle(w) if table is None else table)
         wb, wc = w * b, w * c
         f0, f1 = f[0], f[1]
         return jnp.stack([(-b * vy + wc * vx) * f0 + (b * vx + wc * vy) * f1, a * f0 - wb * f1, wb * f0 + a * f1])
