@@ -31,6 +31,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
     "ContactSafeReaching-v0": CatalogueEntry("sorogym.envs.contact_safe_reaching:ContactSafeReaching", 120),
     "InchwormCrawl-v0": CatalogueEntry("sorogym.envs.inchworm_crawl:InchwormCrawl", 200),
     "PoseTracking-v0": CatalogueEntry("sorogym.envs.pose_tracking:PoseTracking", 800),
+    "PushToGoal-v0": CatalogueEntry("sorogym.envs.push_to_goal:PushToGoal", 160),
     "SoftPendulumSwingUp-v0": CatalogueEntry("sorogym.envs.soft_pendulum_swing_up:SoftPendulumSwingUp", 200),
     "SnakeOnSlope-v0": CatalogueEntry("sorogym.envs.snake_on_slope:SnakeOnSlope", 200),
     "SnakeToGoal-v0": CatalogueEntry("sorogym.envs.snake_to_goal:SnakeToGoal", 200),

@@ -95,7 +95,8 @@ def test_domain_randomized_rollouts_stay_finite(name):
         assert float(jnp.max(s.info["nonfinite"])) == 0.0
     # parameters differ between envs and between episodes of one env
     field = _randomization(name)[0][0]
-    E = [np.asarray(getattr(s.pipeline_state.params, field)) for s in (states[0], states[-1])]
+    robot_params = [getattr(s.pipeline_state.params, "robot", s.pipeline_state.params) for s in (states[0], states[-1])]
+    E = [np.asarray(getattr(p, field)) for p in robot_params]  # a scene's robot part
     assert not np.allclose(E[0][0], E[0][1]) and not np.allclose(E[0], E[1])
 
 

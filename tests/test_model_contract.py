@@ -27,7 +27,15 @@ def _subclasses(cls):
 def test_concrete_models_are_final_and_abstract_bases_do_not_instantiate():
     library = [c for c in _subclasses(sg.SoftRobot) if c.__module__.startswith("sorogym.")]
     concrete = {c for c in library if getattr(c, "__final__", False)}
-    assert concrete == {sg.PCS, sg.PlanarPCS, sg.GVS, sg.ArticulatedSoftRobot, sg.BodyTree, sg.PlanarStar}
+    assert concrete == {
+        sg.PCS,
+        sg.PlanarPCS,
+        sg.GVS,
+        sg.ArticulatedSoftRobot,
+        sg.BodyTree,
+        sg.PlanarStar,
+        sg.PlanarScene,
+    }
     for cls in concrete:
         assert not cls.__subclasses__(), cls
         assert not cls.__abstractmethods__, (cls, cls.__abstractmethods__)

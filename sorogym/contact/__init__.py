@@ -20,6 +20,9 @@
   along a rod evaluated on its own quadrature points (:data:`sorogym.models.LineLoad`) and
   stepped linearly implicitly: a rod lying on flat ground under its weight (snakes and
   crawlers on the planar floating rod), fluid drag.
+* :func:`rounded_box_distance`, :func:`body_penetration`, :class:`BodyContact`
+  (``_planar_bodies.py``): a planar robot touching the rigid bodies of a
+  :class:`~sorogym.PlanarScene` (discs, rectangles and stadiums as rounded rectangles).
 * :func:`sphere_obstacles`, :func:`rod_obstacle_contact` (``_obstacles.py``): obstacles
   pressing on a rod with one penalty force each at its deepest point (the contact-force
   proxy of the SoRoMoX safety case, ``ContactSafeReaching-v0``).
@@ -53,6 +56,7 @@ from ._laws import ContactLaw
 from ._line_loads import GroundFriction, LineDrag
 from ._objects import SHAPES, RigidObject, check_separation, object_contact, probe_object
 from ._obstacles import deepest_point_forces, obstacle_depths, rod_obstacle_contact, sphere_obstacles
+from ._planar_bodies import BodyContact, body_penetration, rounded_box_distance
 from ._rod_pairs import closest_on_chain, rod_pair_contact
 
 __all__ = [
@@ -91,6 +95,9 @@ __all__ = [
     "rod_obstacle_contact",
     "rod_pair_contact",
     "sphere_obstacles",
+    "BodyContact",
+    "body_penetration",
+    "rounded_box_distance",
     "surface_contact",
     "terrain",
 ]

@@ -297,10 +297,14 @@ class SoroEnv(Env, abc.ABC):
         """Physical parameters of an episode: ``None`` without randomisation, else the
         nominal ``model.params`` with each randomised field scaled by a per-segment (or
         per-joint) factor drawn uniformly from its ``(low, high)`` range."""
-        ranges = self.config.randomization
-        if not ranges:
+        if not self.config.randomization:
             return None
-        params = self.model.params
+        return self.randomized_params(key, self.model.params)
+
+    def randomized_params(self, key: Array, params: Any) -> Any:
+        """``params`` (the robot's parameters) with each field of ``config.randomization``
+        scaled by a factor per entry (segment, joint) drawn uniformly from its range."""
+        ranges = self.config.randomization
         keys = jax.random.split(key, len(ranges))
         fields = {}
         for k, (name, lo, hi) in zip(keys, ranges, strict=True):

@@ -20,6 +20,10 @@ from ._params import RodParams as RodParams
 from ._params import check_positive_fields as check_positive_fields
 from ._pcs import PCS as PCS
 from ._pcs import PlanarPCS as PlanarPCS
+from ._planar_scene import PlanarBodies as PlanarBodies
+from ._planar_scene import PlanarScene as PlanarScene
+from ._planar_scene import SceneLoad as SceneLoad
+from ._planar_scene import SceneParams as SceneParams
 from ._planar_star import PlanarStar as PlanarStar
 from ._rod import LineLoad as LineLoad
 from ._rod import LineLoadTerms as LineLoadTerms
@@ -40,6 +44,10 @@ __all__ = [
     "LinePoints",
     "LineLoad",
     "LineLoadTerms",
+    "PlanarBodies",
+    "PlanarScene",
+    "SceneLoad",
+    "SceneParams",
     "PCS",
     "PlanarPCS",
     "PlanarStar",
