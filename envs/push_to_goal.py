@@ -30,9 +30,9 @@ velocity so a stiff contact does not limit the step.
   outline [m]: come to the object), ``success = [distance < success_radius]`` (20 mm),
   ``effort = -mean(a^2)``; scales 10, 2, 10, 0.02.
 * **Termination**: success (or a diverging simulation); time limit 8 s = 160 steps.
-  ``metrics``: ``goal_distance`` [m] (object to goal), ``success``, ``contact_force`` (the
-  sum of the arm's normal forces on the object [N]), ``object_speed`` [m/s],
-  ``clearance`` [m].
+  ``metrics``: ``goal_distance`` [m] (object to goal), ``success``,
+  ``peak_contact_force`` (the arm's normal force on the object at the step's end [N]; the
+  evaluations report its episode maximum), ``object_speed`` [m/s], ``clearance`` [m].
 * **Reset**: the arm straight and at rest; the object at rest 0.15-0.25 m from the base,
   within 45 degrees of the arm's axis but clear of it, at a random angle; the goal 60-120 mm
   from the object in any direction, brought into the arm's workspace (0.12-0.27 m from the
@@ -355,7 +355,7 @@ class PushToGoal(SoroEnv):
         metrics = {
             "goal_distance": d,
             "success": success,
-            "contact_force": jnp.sum(f_n),
+            "peak_contact_force": jnp.sum(f_n),
             "object_speed": jnp.linalg.norm(velocity),
             "clearance": clearance,
         }

@@ -49,6 +49,7 @@ ENVS = {
     "pose_tracking": "PoseTracking-v0",
     "soft_pendulum_swing_up": "SoftPendulumSwingUp-v0",
     "conical_arm_reaching": "ConicalArmReaching-v0",
+    "push_to_goal": "PushToGoal-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}
