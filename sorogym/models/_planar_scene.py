@@ -45,7 +45,7 @@ from jaxtyping import Array, Float
 from ..actuation import Actuation
 from ._base import DynamicalTerms, SoftRobot
 from ._params import check_field, check_shape
-from ._rod import LineLoad, LineLoadTerms, LinePoints
+from ._rod import LineLoad, LineLoadTerms, LinePoints, pointwise_load_map
 
 BODY_DOFS = 3  # theta, x, y
 
@@ -400,15 +400,7 @@ class PlanarScene(SoftRobot):
     def _support_load_at(self, q, qd, load: LineLoad):
         """``v -> LineLoadTerms`` of ``load`` on the support points (frozen configuration)."""
         base, J = self.support_points(q, qd)
-
-        def at(v):
-            v_world = J @ v  # (BK, 2)
-            forces, linear = jax.linearize(lambda u: load(base._replace(velocities=u)), v_world)
-            dfdv = jnp.stack([linear(jnp.broadcast_to(e, v_world.shape)) for e in jnp.eye(2, dtype=v.dtype)], -1)
-            C = -0.5 * (dfdv + jnp.swapaxes(dfdv, 1, 2))  # (BK, 2, 2)
-            return LineLoadTerms(jnp.einsum("pkn,pk->n", J, forces), jnp.einsum("pin,pij,pjm->nm", J, C, J))
-
-        return at
+        return pointwise_load_map(load, base, J, jnp.ones(J.shape[0], J.dtype))
 
     def support_load_terms(self, q, qd, load: LineLoad) -> LineLoadTerms:
         """The generalized force ``(n,)`` of ``load`` on the bodies' support points and its

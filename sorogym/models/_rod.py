@@ -52,6 +52,26 @@ class LineLoadTerms(NamedTuple):
     damping: Array
 
 
+def pointwise_load_map(load: LineLoad, base: LinePoints, J_world: Float[Array, "P k n"], weights: Float[Array, " P"]):
+    """``v -> LineLoadTerms`` of a pointwise load at points with world-frame linear
+    Jacobians ``J_world`` ``(P, k, n)`` (positions, tangents, radii and densities frozen in
+    ``base``; its velocities are ``J_world v``), each point's force integrated with its
+    weight ``weights`` ``(P,)``: ``tau = sum_p w_p J_p^T f_p`` and the symmetric part of
+    ``-d tau / d v`` from ``k`` forward-mode products (the load's Jacobian per point)."""
+    k = J_world.shape[1]
+
+    def at(v):
+        v_world = J_world @ v  # (P, k)
+        forces, linear = jax.linearize(lambda u: load(base._replace(velocities=u)), v_world)
+        dfdv = jnp.stack([linear(jnp.broadcast_to(e, v_world.shape)) for e in jnp.eye(k, dtype=v.dtype)], -1)
+        C = -0.5 * (dfdv + jnp.swapaxes(dfdv, 1, 2))  # (P, k, k) world frame, per unit weight
+        tau = jnp.einsum("pkn,pk->n", J_world, weights[:, None] * forces)
+        D = jnp.einsum("pin,pij,pjm->nm", J_world, weights[:, None, None] * C, J_world)
+        return LineLoadTerms(tau, D)
+
+    return at
+
+
 class QuadratureRod(SoftRobot):
     """Kinematic queries, dynamics and energies of a rod discretised by quadrature
     points (see module docstring); subclasses build the frames."""
@@ -243,19 +263,8 @@ class QuadratureRod(SoftRobot):
         R = f.R  # (k, k, P)
         J_lin = f.J[-k:]  # (k, n, P) body-frame linear rows
         J_world = jnp.einsum("abp,bnp->pan", R, J_lin)  # (P, k, n)
-        w = self._quad_length
-
-        def at(v):
-            v_world = J_world @ v  # (P, k)
-            base = LinePoints(f.p.T, v_world, R[:, 0].T, self._quad_radius, self._quad_line_density)
-            forces, linear = jax.linearize(lambda u: load(base._replace(velocities=u)), v_world)
-            dfdv = jnp.stack([linear(jnp.broadcast_to(e, v_world.shape)) for e in jnp.eye(k, dtype=v.dtype)], -1)
-            C = -0.5 * (dfdv + jnp.swapaxes(dfdv, 1, 2))  # (P, k, k) world frame, per unit length
-            tau = jnp.einsum("pkn,pk->n", J_world, w[:, None] * forces)
-            D = jnp.einsum("pin,pij,pjm->nm", J_world, w[:, None, None] * C, J_world)
-            return LineLoadTerms(tau, D)
-
-        return at
+        base = LinePoints(f.p.T, None, R[:, 0].T, self._quad_radius, self._quad_line_density)
+        return pointwise_load_map(load, base, J_world, self._quad_length)
 
     def line_load_terms(self, q, qd, load: LineLoad) -> LineLoadTerms:
         """The generalized force ``(n,)`` of a force per unit length ``load`` along the
