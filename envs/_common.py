@@ -4,8 +4,15 @@ reaching reward terms, the experts' tension controllers and the rod envs' scene.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from sorogym.control import clf_cbf_control, quasi_static_tension_control, tip_distance
+
+
+def first_order_lag(u, target, control_dt: float, time_constant: float):
+    """Actuator state after one control period of a first-order lag of ``time_constant``
+    [s] towards ``target`` (held within the period): ``u + (1 - exp(-dt / tau)) (target - u)``."""
+    return u + (1.0 - np.exp(-control_dt / time_constant)) * (target - u)
 
 
 def tip_kinematics(model, q, qd):

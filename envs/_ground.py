@@ -18,6 +18,8 @@ from sorogym.contact import GroundFriction
 from sorogym.env import EpisodeConfig, SoroEnv
 from sorogym.models import check_positive_fields
 
+from ._common import first_order_lag
+
 G = 9.81  # m/s^2
 
 
@@ -109,9 +111,7 @@ class GroundLocomotor(SoroEnv):
     def lagged(self, u, target):
         """The actuators' forces after one control period of their first-order lag towards
         ``target`` (held within the period)."""
-        c = self.config
-        blend = 1.0 - np.exp(-c.control_dt / c.actuator_time_constant)
-        return u + blend * (target - u)
+        return first_order_lag(u, target, self.config.control_dt, self.config.actuator_time_constant)
 
     def straight_body(self, model, heading):
         """``q`` of the body straight along ``heading`` [rad], centred on the origin."""

@@ -66,6 +66,7 @@ from sorogym.models import (
 )
 from sorogym.planning import levenberg_marquardt
 
+from ._common import first_order_lag
 from ._ground import G, top_view, wrap_angle
 
 
@@ -254,8 +255,7 @@ class PushToGoal(SoroEnv):
     def command(self, model, ps, action):
         c = self.config
         target = self._bending_stiffness(model) * c.max_curvature * action
-        blend = 1.0 - np.exp(-c.control_dt / c.actuator_time_constant)
-        return ps.u + blend * (target - ps.u)
+        return first_order_lag(ps.u, target, c.control_dt, c.actuator_time_constant)
 
     def contact(self, model) -> BodyContact:
         """The arm-object contact of the episode's ``model`` (its arm's radius)."""
