@@ -6,13 +6,15 @@ from __future__ import annotations
 
 #: The task error reported for each env (default ``goal_distance``): a tracking or
 #: position error [m], StrainTracking's normalised strain error, the swing-up's tip height
-#: over the length (1 = upright), the crawler's heading error [rad].
+#: over the length (1 = upright), the crawler's heading error [rad], the held cylinder's
+#: displacement from its hold point [m].
 ERROR_METRIC = {
     "InchwormCrawl-v0": "heading_error",
     "TendonTracking-v0": "tracking_error",
     "StrainTracking-v0": "tracking_error",
     "PoseTracking-v0": "position_error",
     "SoftPendulumSwingUp-v0": "tip_height",
+    "WrapAndHold-v0": "object_displacement",
 }
 #: How a row's error is displayed: ``(factor, unit)``; distances in mm by default,
 #: StrainTracking's normalised error and the swing-up's height ratio without a unit.
@@ -32,6 +34,7 @@ EXTRA_METRICS = {
     "SwimmerToGoal-v0": ("speed", "power"),
     "SnakeOnSlope-v0": ("speed", "power"),
     "InchwormCrawl-v0": ("speed", "lateral_speed", "power"),
+    "WrapAndHold-v0": ("enclosure",),
 }
 
 #: Dotted run-config overrides of a brax PPO run small enough for the tests.

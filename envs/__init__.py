@@ -42,6 +42,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
     "TendonTracking-Elastica-v0": CatalogueEntry(
         "sorogym.envs.tendon_tracking_elastica:TendonTrackingElastica", 105, gym_only=True
     ),
+    "WrapAndHold-v0": CatalogueEntry("sorogym.envs.wrap_and_hold:WrapAndHold", 120),
 }
 
 

@@ -53,21 +53,20 @@ import numpy as np
 from flax import struct
 
 from sorogym.actuation import GeneralizedActuation
-from sorogym.contact import BodyContact, GroundFriction, body_penetration, cross_section_radius
-from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
+from sorogym.contact import body_penetration, cross_section_radius
+from sorogym.env import EpisodeConfig, Expert, StepOutputs, register
 from sorogym.models import (
     PlanarBodies,
     PlanarPCS,
     PlanarScene,
-    RodParams,
-    SceneLoad,
     SceneParams,
     check_positive_fields,
 )
 from sorogym.planning import levenberg_marquardt
 
 from ._common import first_order_lag
-from ._ground import G, top_view, wrap_angle
+from ._ground import wrap_angle
+from ._table import TableArmEnv, check_range, probe_abscissae, rotation, table_arm_params, table_view
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,20 +134,8 @@ class PushTask:
     friction: jax.Array
 
 
-def _range(config, name: str, low: float = 0.0) -> tuple[float, float]:
-    lo, hi = getattr(config, name)
-    if not (low < lo <= hi):
-        raise ValueError(f"{name}: expected {low} < low <= high, got {getattr(config, name)}")
-    return float(lo), float(hi)
-
-
-def _rotation(theta):
-    c, s = jnp.cos(theta), jnp.sin(theta)
-    return jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
-
-
 @register
-class PushToGoal(SoroEnv):
+class PushToGoal(TableArmEnv):
     __doc__ = __doc__
     name = "PushToGoal-v0"
     #: the arm's fields (the object's are drawn by the task)
@@ -170,51 +157,20 @@ class PushToGoal(SoroEnv):
             ("segment_length", "radius", "young_modulus", "density", "max_curvature", "actuator_time_constant",
              "slip_velocity", "contact_stiffness", "success_radius"),
         )  # fmt: skip
-        if int(config.num_segments) != config.num_segments or config.num_segments < 1:
-            raise ValueError(f"num_segments: must be an integer >= 1, got {config.num_segments}")
-        if int(config.num_probes) != config.num_probes or config.num_probes < 2:
-            raise ValueError(f"num_probes: must be an integer >= 2, got {config.num_probes}")
+        self.check_table_config(config)
         if not 0.0 <= config.disc_probability <= 1.0:
             raise ValueError(f"disc_probability: must lie in [0, 1], got {config.disc_probability}")
-        if not (config.retardation_time >= 0 and config.contact_damping >= 0):
-            raise ValueError("retardation_time, contact_damping: must be non-negative")
-        for name in ("disc_radius", "box_half_side", "object_mass", "goal_distance", "workspace_range"):
-            _range(config, name)
-        lo, hi = _range(config, "friction")
-        r_lo, r_hi = _range(config, "object_range")
-        N = int(config.num_segments)
-        length = N * config.segment_length
-        if r_hi + max(config.disc_radius[1], np.sqrt(2) * config.box_half_side[1]) > length:
-            raise ValueError(f"object_range: objects up to {r_hi} m from the base lie beyond the arm's reach")
-        # the largest object must fit beside the straight arm at the nearest range
-        clear = self._clearance_radius(config)
-        if not (clear < r_lo and np.degrees(np.arcsin(clear / r_lo)) < config.object_bearing_deg <= 90.0):
-            raise ValueError(
-                f"object_bearing_deg: {config.object_bearing_deg} leaves no room beside the straight arm for "
-                f"objects up to {clear:.3f} m across at {r_lo} m"
-            )
-        params = RodParams.create(
-            length=[config.segment_length] * N,
-            radius=config.radius,
-            density=config.density,
-            young_modulus=config.young_modulus,
-            poisson_ratio=0.5,
-            damping=config.young_modulus * config.retardation_time / 3.0,
-            gravity=jnp.zeros(2),  # the table carries the arm
-            planar=True,
-            base_rotation=0.0,
-            dtype=self.dtype,
-        )
+        for name in ("disc_radius", "box_half_side", "goal_distance", "workspace_range"):
+            check_range(config, name)
+        params = table_arm_params(config, self.dtype)
         arm = PlanarPCS(params, active_strains="pcc", actuation=GeneralizedActuation(), num_quadrature_points=3)
         nominal = PlanarBodies.rounded_boxes([[0.0, 0.0]], [np.mean(config.disc_radius)], [np.mean(config.object_mass)])
-        self._probe_s = (np.arange(1, config.num_probes + 1) / config.num_probes) * length
         return PlanarScene(arm, jax.tree.map(lambda x: jnp.asarray(x, self.dtype), nominal))
 
     @staticmethod
-    def _clearance_radius(config) -> float:
-        """Half-width [m] of the corridor an object keeps from the straight arm's axis at reset."""
-        largest = max(config.disc_radius[1], np.sqrt(2.0) * config.box_half_side[1])
-        return largest + config.radius + 0.01
+    def object_reach(config) -> float:
+        """The largest object's extent [m] from its centre: a puck's radius or a block's half diagonal."""
+        return max(config.disc_radius[1], np.sqrt(2.0) * config.box_half_side[1])
 
     @property
     def observation_dim(self) -> int:
@@ -223,10 +179,6 @@ class PushToGoal(SoroEnv):
     @property
     def action_dim(self) -> int:
         return self.config.num_segments
-
-    @property
-    def arm_length(self) -> float:
-        return self.config.num_segments * self.config.segment_length
 
     # -- physics hooks ------------------------------------------------------------------------
 
@@ -257,37 +209,12 @@ class PushToGoal(SoroEnv):
         target = self._bending_stiffness(model) * c.max_curvature * action
         return first_order_lag(ps.u, target, c.control_dt, c.actuator_time_constant)
 
-    def contact(self, model) -> BodyContact:
-        """The arm-object contact of the episode's ``model`` (its arm's radius)."""
-        c = self.config
-        s = jnp.asarray(self._probe_s, self.dtype)
-        return BodyContact(
-            0,
-            s,
-            cross_section_radius(model.robot, s),
-            c.contact_stiffness,
-            c.contact_damping,
-            c.contact_lookahead * self.substep_dt if c.implicit_contact else 0.0,
-            dtype=self.dtype,
-        )
-
-    def line_load(self, model, ps):
-        """The table's friction on the object and the arm-object contact, both implicit."""
-        friction = GroundFriction(ps.task.friction, self.config.slip_velocity, G, dtype=self.dtype)
-        return SceneLoad(bodies=friction, interactions=(self.contact(model),))
-
     # -- task ---------------------------------------------------------------------------------
 
     def reset_task(self, key, model):
         c = self.config
         k_r, k_side, k_bearing, k_angle, k_dir, k_dist, k_mu = jax.random.split(key, 7)
-        r = jax.random.uniform(k_r, (), self.dtype, *c.object_range)
-        clear = self._clearance_radius(c)
-        least = jnp.arcsin(clear / r)
-        most = np.deg2rad(c.object_bearing_deg)
-        side = jnp.where(jax.random.bernoulli(k_side), 1.0, -1.0).astype(self.dtype)
-        phi = side * (least + jax.random.uniform(k_bearing, (), self.dtype) * (most - least))
-        centre = r * jnp.stack([jnp.cos(phi), jnp.sin(phi)])
+        centre, phi = self.place_beside_arm(k_r, k_side, k_bearing)
         angle = jax.random.uniform(k_angle, (), self.dtype, -jnp.pi, jnp.pi)
         cone = np.deg2rad(c.outward_cone_deg)  # no goals straight outward: behind the object the arm would fold
         beta = phi + jax.random.uniform(k_dir, (), self.dtype, cone, 2.0 * np.pi - cone)
@@ -303,11 +230,6 @@ class PushToGoal(SoroEnv):
         N = c.num_segments
         q0 = jnp.concatenate([jnp.zeros(N, self.dtype), jnp.stack([angle, centre[0], centre[1]])])
         return task, q0, jnp.zeros_like(q0), jnp.zeros(N, self.dtype)
-
-    def tip_pose(self, model, q):
-        """``(tip position (2,) [m], tip heading (2,) unit)`` of the arm."""
-        T = model.forward_kinematics(q, self.arm_length)
-        return T[:2, 2], T[:2, 0]
 
     def outputs(self, model, prev, ps, action) -> StepOutputs:
         c = self.config
@@ -399,7 +321,7 @@ class PushToGoal(SoroEnv):
         the command moves at most ``max_change`` [1/m] per segment and step. Stateless."""
         c = self.config
         N, L, k_max = c.num_segments, self.arm_length, c.max_curvature
-        s_probe = np.asarray(self._probe_s)
+        s_probe = probe_abscissae(c)
         near_tip = jnp.asarray(s_probe > L - 0.04)
 
         def act(state):
@@ -409,7 +331,7 @@ class PushToGoal(SoroEnv):
             theta, centre = ps.q[N], ps.q[N + 1 :]
             to_goal = ps.task.goal - centre
             d = to_goal / (jnp.linalg.norm(to_goal) + 1e-9)
-            R = _rotation(theta)
+            R = rotation(theta)
             bodies = model.bodies
             half, corner = bodies.half_extents[0], bodies.corner_radius[0]
             reach = jnp.sum(jnp.abs(R.T @ d) * half) + corner + arm.params.radius[-1]
@@ -445,24 +367,4 @@ class PushToGoal(SoroEnv):
     # -- rendering ----------------------------------------------------------------------------
 
     def render_scene(self, ps):
-        from sorogym.render import scene_of_model
-
-        model = self.episode_model(ps)
-        N = self.config.num_segments
-        q = np.asarray(ps.q, float)
-        scene = scene_of_model(model.robot, q[:N])
-        scene["title"] = f"{self.name}  t = {float(ps.t):.2f} s"
-        theta, x, y = q[N:]
-        pose = np.eye(4)
-        pose[:2, :2] = [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]
-        pose[:2, 3] = (x, y)
-        h = np.asarray(model.bodies.half_extents[0], float)
-        rho = float(model.bodies.corner_radius[0])
-        thickness = 0.015
-        if not np.any(h > 0):
-            scene.setdefault("bodies", []).append(("ellipsoid", pose, np.array([rho, rho, thickness]), "tab:orange"))
-        else:
-            scene.setdefault("bodies", []).append(("box", pose, np.array([*(h + rho), thickness]), "tab:orange"))
-        goal = np.asarray(ps.task.goal, float)
-        scene["markers"].append(("goal", np.array([goal[0], goal[1], 0.0]), "tab:green"))
-        return top_view(scene, np.array([0.15, 0.0]), 0.22, ground=-float(self.config.radius))
+        return table_view(self, ps, [("goal", ps.task.goal, "tab:green")], (0.15, 0.0), 0.22)

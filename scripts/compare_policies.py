@@ -50,6 +50,7 @@ ENVS = {
     "soft_pendulum_swing_up": "SoftPendulumSwingUp-v0",
     "conical_arm_reaching": "ConicalArmReaching-v0",
     "push_to_goal": "PushToGoal-v0",
+    "wrap_and_hold": "WrapAndHold-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}
