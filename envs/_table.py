@@ -5,6 +5,8 @@ and the top view."""
 
 from __future__ import annotations
 
+import abc
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -118,8 +120,9 @@ class TableArmEnv(SoroEnv):
     extent of its objects from their centre)."""
 
     @staticmethod
+    @abc.abstractmethod
     def object_reach(config) -> float:
-        raise NotImplementedError
+        """The largest extent [m] of the env's objects from their centre."""
 
     @classmethod
     def clearance_radius(cls, config) -> float:
