@@ -34,13 +34,14 @@ def test_concrete_models_are_final_and_abstract_bases_do_not_instantiate():
         sg.ArticulatedSoftRobot,
         sg.BodyTree,
         sg.PlanarStar,
+        sg.PlanarArms,
         sg.PlanarScene,
     }
     for cls in concrete:
         assert not cls.__subclasses__(), cls
         assert not cls.__abstractmethods__, (cls, cls.__abstractmethods__)
     abstract = set(library) - concrete
-    assert {c.__name__ for c in abstract} == {"QuadratureRod", "_PCSRod"}
+    assert {c.__name__ for c in abstract} == {"QuadratureRod", "_PCSRod", "PlanarArmSet"}
     for cls in abstract:
         with pytest.raises(TypeError, match="abstract"):
             cls()  # equinox refuses abstract modules before __init__ runs

@@ -1,6 +1,9 @@
 """Contact between two rods: different branches of a tree (a gripper's fingers, the arms of
 a star) or different robots (world frame, SI units).
 
+Positions, velocities and Jacobians may be planar (``(P, 2)``, ``(P, 2, n)``) or spatial
+(``(P, 3)``, ``(P, 3, n)``) alike (isotropic friction in the plane).
+
 Rod ``B`` is represented by the capsule chain through its probe points: segment ``j`` joins
 ``b_j`` and ``b_(j+1)``, its radius interpolated linearly between theirs. Each probe point
 ``x`` of rod ``A`` (a sphere of radius ``r_a``) finds its closest point on ``B``'s axis,

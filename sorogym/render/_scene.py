@@ -58,20 +58,24 @@ def _rod_geometry(model, s, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 def scene_of_model(model, q, num_points: int = 41) -> dict:
     """The robot part of a scene for any model: :func:`scene_of_tree` for a
     :class:`~sorogym.models.BodyTree`, :func:`scene_of_rod` for a rod (PCS, PlanarPCS, GVS)."""
-    from ..models import BodyTree, PlanarStar
+    from ..models import BodyTree
+    from ..models._planar_arm_set import PlanarArmSet
 
     if isinstance(model, BodyTree):
         return scene_of_tree(model, q, num_points=num_points)
-    if isinstance(model, PlanarStar):
-        return scene_of_star(model, q, num_points=num_points)
+    if isinstance(model, PlanarArmSet):
+        return scene_of_arms(model, q, num_points=num_points)
     return scene_of_rod(model, q, num_points)
 
 
-def scene_of_star(model, q, num_points: int = 21) -> dict:
-    """The scene of a :class:`~sorogym.models.PlanarStar` at ``q`` (the ground plane is the
-    world x-y plane): every arm's backbone and tendons under ``rods`` and ``tendons``, the
-    hub as a flat disc (thickness a third of its radius) under ``bodies``."""
+def scene_of_arms(model, q, num_points: int = 21) -> dict:
+    """The scene of a planar multi-arm model (:class:`~sorogym.models.PlanarStar`,
+    :class:`~sorogym.models.PlanarArms`) at ``q`` (the ground plane is the world x-y plane):
+    every arm's backbone and tendons under ``rods`` and ``tendons``, a star's hub as a flat
+    disc (thickness a third of its radius) under ``bodies``."""
     import jax.numpy as jnp
+
+    from ..models import PlanarStar
 
     q = jnp.asarray(q, model.params.length.dtype)
     s = jnp.linspace(0.0, model.arm_length, num_points, dtype=q.dtype)
@@ -83,6 +87,8 @@ def scene_of_star(model, q, num_points: int = 21) -> dict:
         p, radius, tendons = _rod_geometry(arm, s, np.asarray(rod_fk(arm, arm_q[k], s), dtype=float))
         scene["rods"].append((p, radius))
         scene["tendons"] += tendons
+    if not isinstance(model, PlanarStar):
+        return scene
     hub = np.asarray(model.hub_pose(q), dtype=float)
     pose = np.eye(4)
     pose[:2, :2], pose[:2, 3] = hub[:2, :2], hub[:2, 2]
