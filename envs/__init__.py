@@ -43,6 +43,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
         "sorogym.envs.tendon_tracking_elastica:TendonTrackingElastica", 105, gym_only=True
     ),
     "WrapAndHold-v0": CatalogueEntry("sorogym.envs.wrap_and_hold:WrapAndHold", 120),
+    "TwoArmReach-v0": CatalogueEntry("sorogym.envs.two_arm_reach:TwoArmReach", 80),
 }
 
 

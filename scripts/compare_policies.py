@@ -51,6 +51,7 @@ ENVS = {
     "conical_arm_reaching": "ConicalArmReaching-v0",
     "push_to_goal": "PushToGoal-v0",
     "wrap_and_hold": "WrapAndHold-v0",
+    "two_arm_reach": "TwoArmReach-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}

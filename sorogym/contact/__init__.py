@@ -14,15 +14,17 @@
 * :class:`RigidObject`, :func:`probe_object`, :func:`object_contact` (``_objects.py``):
   rigid objects (sphere, box, capsule, cylinder) as free bodies of a tree, touching robots,
   the ground and each other.
-* :func:`rod_pair_contact` (``_rod_pairs.py``): contact between two rods (branches of a
-  tree, or two robots) through the capsule chain of one rod's probe points.
+* :func:`rod_pair_contact`, :class:`ArmPairContact` (``_rod_pairs.py``): contact between
+  two rods (branches of a tree, or two robots) through the capsule chain of one rod's probe
+  points; the arms of a :class:`~sorogym.PlanarArms` in a scene, implicitly.
 * :class:`GroundFriction`, :class:`LineDrag` (``_line_loads.py``): forces per unit length
   along a rod evaluated on its own quadrature points (:data:`sorogym.models.LineLoad`) and
   stepped linearly implicitly: a rod lying on flat ground under its weight (snakes and
   crawlers on the planar floating rod), fluid drag.
 * :func:`rounded_box_distance`, :func:`body_penetration`, :class:`BodyContact`
   (``_planar_bodies.py``): a planar robot touching the rigid bodies of a
-  :class:`~sorogym.PlanarScene` (discs, rectangles and stadiums as rounded rectangles).
+  :class:`~sorogym.PlanarScene` (discs, rectangles and stadiums as rounded rectangles);
+  :class:`NormalContactLoad`, the implicit normal contact both scene contacts share.
 * :func:`sphere_obstacles`, :func:`rod_obstacle_contact` (``_obstacles.py``): obstacles
   pressing on a rod with one penalty force each at its deepest point (the contact-force
   proxy of the SoRoMoX safety case, ``ContactSafeReaching-v0``).
@@ -56,8 +58,8 @@ from ._laws import ContactLaw
 from ._line_loads import GroundFriction, LineDrag
 from ._objects import SHAPES, RigidObject, check_separation, object_contact, probe_object
 from ._obstacles import deepest_point_forces, obstacle_depths, rod_obstacle_contact, sphere_obstacles
-from ._planar_bodies import BodyContact, body_penetration, rounded_box_distance
-from ._rod_pairs import closest_on_chain, rod_pair_contact
+from ._planar_bodies import BodyContact, NormalContactLoad, body_penetration, rounded_box_distance
+from ._rod_pairs import ArmPairContact, closest_on_chain, rod_pair_contact
 
 __all__ = [
     "SHAPES",
@@ -94,6 +96,8 @@ __all__ = [
     "probe_object",
     "rod_obstacle_contact",
     "rod_pair_contact",
+    "ArmPairContact",
+    "NormalContactLoad",
     "sphere_obstacles",
     "BodyContact",
     "body_penetration",

@@ -19,6 +19,8 @@ the velocity by the integrators (a stiff contact does not limit the step).
 
 from __future__ import annotations
 
+import abc
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -67,25 +69,69 @@ def body_penetration(
     return radii - distance, normal, positions - distance[:, None] * normal
 
 
-class BodyContact(eqx.Module):
+class NormalContactLoad(eqx.Module):
+    """A frictionless compliant contact taken implicitly in the velocity, as a member of
+    :class:`~sorogym.models.SceneLoad`'s ``interactions`` (abstract: a subclass gives its
+    contact normals by :meth:`normal_rows`).
+
+    Each overlapping probe feels the Hunt-Crossley normal force ``f_n = k delta (1 + d
+    delta_dot)`` (:class:`~sorogym.contact.ContactLaw`'s, ``stiffness`` ``k`` [N/m],
+    ``damping`` ``d`` [s/m]), and what it touches ``-f_n`` on the same line.
+
+    **Implicit in the velocity.** On the frozen configuration of a step, the depth is taken
+    at the step's end, ``delta(v) = delta_0 + lookahead delta_dot(v)`` with ``delta_dot =
+    -J_n v``: the penalty's stiffness then enters the step's iteration matrix as
+    ``lookahead k`` (plus ``k d delta``) on the contact normals, so a stiff contact between
+    a light arm tip and what it touches does not limit the step (explicitly, ``sqrt(k /
+    m_tip) h`` above about 1 rings and then diverges). Set ``lookahead`` to the integrator's
+    step [s]; 0 gives the explicit force.
+    """
+
+    stiffness: eqx.AbstractVar[Float[Array, ""]]
+    damping: eqx.AbstractVar[Float[Array, ""]]
+    lookahead: eqx.AbstractVar[Float[Array, ""]]
+
+    @abc.abstractmethod
+    def normal_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array]:
+        """``(depths (P,) [m], J_n (P, n))`` at ``q``: each probe's overlap and the row
+        mapping ``qd`` to its separation speed along the contact normal [m/s]."""
+
+    def normal_forces(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]) -> tuple[Array, Array]:
+        """``(normal forces (P,) [N], depths (P,) [m])`` at the state ``(q, qd)``."""
+        depth, J_n = self.normal_rows(scene, q)
+        return self._law(depth, -(J_n @ qd)), depth
+
+    def _law(self, depth, rate):
+        return jnp.maximum(self.stiffness * jnp.maximum(depth, 0.0) * (1.0 + self.damping * rate), 0.0)
+
+    def load_map(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]):
+        """``v -> LineLoadTerms``: the contact's generalized force ``(n,)`` at velocity
+        ``v`` on the frozen configuration ``q`` (depths looked ahead, class docstring) and
+        its velocity stiffness ``(n, n)``."""
+        from ..models import LineLoadTerms
+
+        depth, J_n = self.normal_rows(scene, q)
+        k, d, ahead = self.stiffness, self.damping, self.lookahead
+
+        def at(v):
+            rate = -(J_n @ v)
+            deep = depth + ahead * rate
+            f_n = self._law(deep, rate)
+            slope = jnp.where(f_n > 0, k * (ahead * (1.0 + d * rate) + d * jnp.maximum(deep, 0.0)), 0.0)
+            return LineLoadTerms(J_n.T @ f_n, jnp.einsum("pn,p,pm->nm", J_n, slope, J_n))
+
+        return at
+
+
+class BodyContact(NormalContactLoad):
     """Frictionless compliant contact between the robot of a :class:`~sorogym.PlanarScene`
-    and one of its bodies, as an implicit load of the scene (a member of
-    :class:`~sorogym.models.SceneLoad`'s ``interactions``).
+    and one of its bodies, as an implicit load of the scene (:class:`NormalContactLoad`).
 
     The robot is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii``
     ``(P,)`` [m]; body ``body``'s outline is its rounded rectangle (module docstring). Each
-    overlapping probe feels the Hunt-Crossley normal force ``f_n = k delta (1 + d
-    delta_dot)`` (:class:`~sorogym.contact.ContactLaw`'s, ``stiffness`` ``k`` [N/m],
-    ``damping`` ``d`` [s/m]) along the body's outward normal, and the body ``-f_n`` at the
-    surface point on the same line.
-
-    **Implicit in the velocity.** On the frozen configuration of a step, the depth is taken
-    at the step's end, ``delta(v) = delta_0 + lookahead delta_dot(v)`` with
-    ``delta_dot = -n . (J_probe - J_body) v``: the penalty's stiffness then enters the
-    step's iteration matrix as ``lookahead k`` (plus ``k d delta``) on the contact normals,
-    so a stiff contact between the arm's light tip and a body does not limit the step
-    (explicitly, ``sqrt(k / m_tip) h`` above about 1 rings and then diverges). Set
-    ``lookahead`` to the integrator's step [s]; 0 gives the explicit force.
+    overlapping probe feels the normal force along the body's outward normal, and the body
+    ``-f_n`` at the surface point on the same line (``delta_dot = -n . (J_probe - J_body)
+    v``).
     """
 
     body: int = eqx.field(static=True)
@@ -127,31 +173,5 @@ class BodyContact(eqx.Module):
         body_rows = jnp.stack([moment_arm, normal[:, 0], normal[:, 1]], -1)
         return depth, J_n.at[:, start : start + 3].add(-body_rows)
 
-    def normal_forces(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]) -> tuple[Array, Array]:
-        """``(normal forces (P,) [N], depths (P,) [m])`` at the state ``(q, qd)``."""
-        depth, J_n = self.normal_rows(scene, q)
-        return self._law(depth, -(J_n @ qd)), depth
 
-    def _law(self, depth, rate):
-        return jnp.maximum(self.stiffness * jnp.maximum(depth, 0.0) * (1.0 + self.damping * rate), 0.0)
-
-    def load_map(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]):
-        """``v -> LineLoadTerms``: the contact's generalized force ``(n,)`` at velocity
-        ``v`` on the frozen configuration ``q`` (depths looked ahead, class docstring) and
-        its velocity stiffness ``(n, n)``."""
-        from ..models import LineLoadTerms
-
-        depth, J_n = self.normal_rows(scene, q)
-        k, d, ahead = self.stiffness, self.damping, self.lookahead
-
-        def at(v):
-            rate = -(J_n @ v)
-            deep = depth + ahead * rate
-            f_n = self._law(deep, rate)
-            slope = jnp.where(f_n > 0, k * (ahead * (1.0 + d * rate) + d * jnp.maximum(deep, 0.0)), 0.0)
-            return LineLoadTerms(J_n.T @ f_n, jnp.einsum("pn,p,pm->nm", J_n, slope, J_n))
-
-        return at
-
-
-__all__ = ["BodyContact", "body_penetration", "rounded_box_distance"]
+__all__ = ["BodyContact", "NormalContactLoad", "body_penetration", "rounded_box_distance"]

@@ -22,10 +22,12 @@ the rod (a few points per segment); the chain cuts the corners of a curved rod b
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ._ground import Probe
+from ._planar_bodies import NormalContactLoad
 
 _TINY = 1e-30
 
@@ -66,4 +68,63 @@ def rod_pair_contact(law, probe_a: Probe, probe_b: Probe, anisotropic_axes: bool
     return tau, forces, f_n, depth
 
 
-__all__ = ["closest_on_chain", "rod_pair_contact"]
+class ArmPairContact(NormalContactLoad):
+    """Frictionless compliant contact between two arms of a :class:`~sorogym.PlanarScene`
+    whose robot is a :class:`~sorogym.PlanarArms`, as an implicit load of the scene
+    (:class:`~sorogym.contact.NormalContactLoad`: Hunt-Crossley normal force, depth looked
+    ahead by ``lookahead`` [s]).
+
+    Arm ``arms[0]`` is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii``
+    ``(P,)`` [m]; arm ``arms[1]`` is the capsule chain through its points at the same
+    abscissae and radii (module docstring: the chain starts at its last point before the
+    root, so include ``s = 0`` or a point near it to cover the whole arm). The normal force
+    acts on arm ``arms[0]``'s point along the line from its closest point on the chain, and
+    its opposite on the chain there, so it does no net work on the pair: an undamped
+    contact stores ``k/2 delta^2`` per point and gives it back.
+    """
+
+    arms: tuple[int, int] = eqx.field(static=True)
+    s_ps: Float[Array, " P"]
+    radii: Float[Array, " P"]
+    stiffness: Float[Array, ""]
+    damping: Float[Array, ""]
+    lookahead: Float[Array, ""]
+
+    def __init__(self, arms, s_ps, radii, stiffness, damping=0.0, lookahead=0.0, dtype=None):
+        from ._laws import _checked
+
+        dtype = dtype or jnp.result_type(float)
+        a, b = (int(k) for k in arms)
+        if a == b or min(a, b) < 0:
+            raise ValueError(f"arms: expected two different arm indices, got {arms}")
+        self.arms = (a, b)
+        self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
+        if self.s_ps.shape[0] < 2:
+            raise ValueError("s_ps: the chain needs at least two points")
+        self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
+        self.stiffness = _checked("stiffness", stiffness, dtype, positive=True, shape=())
+        self.damping = _checked("damping", damping, dtype, shape=())
+        self.lookahead = _checked("lookahead", lookahead, dtype, shape=())
+
+    def normal_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array]:
+        """``(depths (P,) [m], J_n (P, n))`` at ``q``: each of arm ``arms[0]``'s points'
+        overlap with the other arm's chain and the row mapping ``qd`` to their separation
+        speed along the normal [m/s]."""
+        arms, n_r = scene.robot, scene.robot_dofs
+        if max(self.arms) >= arms.num_arms:
+            raise ValueError(f"arms: {self.arms} for a robot of {arms.num_arms} arms")
+        q_r = q[:n_r]
+        positions, _, J = arms.backbone_points(q_r, jnp.zeros_like(q_r), self.s_ps.astype(q.dtype))
+        a, b = self.arms
+        j, t, foot = closest_on_chain(positions[a], positions[b])
+        radii = self.radii.astype(q.dtype)
+        offset = positions[a] - foot
+        distance = jnp.sqrt(jnp.sum(offset * offset, axis=-1) + _TINY)
+        normal = offset / distance[:, None]
+        depth = radii + (1.0 - t) * radii[j] + t * radii[j + 1] - distance
+        J_foot = (1.0 - t)[:, None, None] * J[b][j] + t[:, None, None] * J[b][j + 1]
+        J_n = jnp.einsum("pc,pcn->pn", normal, J[a] - J_foot)
+        return depth, jnp.zeros((depth.shape[0], q.shape[0]), q.dtype).at[:, :n_r].set(J_n)
+
+
+__all__ = ["ArmPairContact", "closest_on_chain", "rod_pair_contact"]

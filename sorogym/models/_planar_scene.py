@@ -158,6 +158,11 @@ class PlanarBodies(eqx.Module):
         offsets = (mean_r / ring_mean)[:, None, None] * ring[None] * semi[:, None]
         return cls(m, inertia, offsets, None, h, rho, **fields)
 
+    @classmethod
+    def empty(cls, dtype=None) -> PlanarBodies:
+        """No bodies (a scene of a robot alone, whose members touch each other)."""
+        return cls(jnp.zeros((0,)), jnp.zeros((0,)), jnp.zeros((0, 1, 2)), dtype=dtype)
+
     @property
     def num_bodies(self) -> int:
         return int(self.mass.shape[0])
