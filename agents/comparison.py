@@ -52,7 +52,8 @@ QUICK_PPO_OVERRIDES = {
 def evaluation_row(env_name: str, policy_name: str, result: dict, seconds: float) -> dict:
     """One table row from a :func:`sorogym.agents.evaluate.evaluate_policy` result: the
     episode count, step-wise and final success, the env's error metric (mean over steps and
-    at the end, plus its :data:`EXTRA_METRICS`), the mean return, ``seconds`` (rounded to
+    at the end, plus its :data:`EXTRA_METRICS`), the mean return, the steps to the first
+    success (of the episodes that succeed), ``seconds`` (rounded to
     0.1 s) and, where the env has contact, the peak contact force [N] and the mean summed
     safety cost."""
     error = ERROR_METRIC.get(env_name, "goal_distance")
@@ -66,6 +67,7 @@ def evaluation_row(env_name: str, policy_name: str, result: dict, seconds: float
         "error_mean": result[error],
         "error_final": result[f"final/{error}"],
         "return_mean": result["return_mean"],
+        "steps_to_success": result.get("steps_to_success"),
         "seconds": round(seconds, 1),
     }
     for extra in EXTRA_METRICS.get(env_name, ()):

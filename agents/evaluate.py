@@ -14,6 +14,9 @@ env terminates it (then later steps are ignored). Reported, as plain floats:
   (``success`` -> step-wise success rate, ``tracking_error`` -> mean tracking error [m]);
 * ``final/<metric>``: its value at the last step (``final/success`` -> success at the end);
 * ``max/<metric>``: its episode maximum (``max/peak_contact_force`` [N]);
+* ``steps_to_success``: where the env reports ``success``, the env steps until its first
+  success (1 = after the first step), averaged over the episodes that succeed at all
+  (``max/success`` is their share; None if none does);
 * ``cost_mean``: the summed ``info["cost"]`` per episode, where the env reports a cost;
 * ``num_episodes``, ``episode_length``.
 """
@@ -61,6 +64,11 @@ def episode_statistics(rewards, alive, metrics, costs=None) -> dict:
         out[k] = float(((v * alive).sum(0) / steps).mean())
         out[f"final/{k}"] = float(v[last, cols].mean())
         out[f"max/{k}"] = float(np.where(alive > 0, v, -np.inf).max(0).mean())
+    if "success" in metrics:
+        hit = (metrics["success"] * alive) > 0  # (T, B)
+        reached = hit.any(0)
+        first = hit.argmax(0) + 1.0
+        out["steps_to_success"] = float(first[reached].mean()) if reached.any() else None
     if costs is not None:
         out["cost_mean"] = float((costs * alive).sum(0).mean())
     return out

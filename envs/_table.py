@@ -6,16 +6,46 @@ and the top view."""
 from __future__ import annotations
 
 import abc
+import dataclasses
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from sorogym.contact import BodyContact, GroundFriction, cross_section_radius
-from sorogym.env import SoroEnv
+from sorogym.env import EpisodeConfig, SoroEnv
 from sorogym.models import RodParams, SceneLoad
 
 from ._ground import G, top_view
+
+
+@dataclasses.dataclass(frozen=True)
+class TableArmConfig(EpisodeConfig):
+    """The config fields the table envs share (each env's ``Config`` subclasses it, overrides
+    defaults where it differs and adds its own): 20 Hz control with 8 trapezoidal substeps,
+    an arm of ``num_segments`` silicone segments of ``segment_length`` [m] with Kelvin-Voigt
+    ``retardation_time`` [s] and a first-order actuator lag, and its contact probes with the
+    Hunt-Crossley law, looked ahead by ``contact_lookahead`` substeps when
+    ``implicit_contact``."""
+
+    # Timing: 20 Hz control
+    control_dt: float = 0.05
+    num_substeps: int = 8
+    episode_length_s: float = 8.0
+    integrator: str = "trapezoid"
+    # Arm
+    num_segments: int = 3
+    segment_length: float = 0.1  # m
+    young_modulus: float = 5e6  # Pa
+    density: float = 1070.0  # kg/m^3
+    retardation_time: float = 0.05  # s, Kelvin-Voigt tau = 3 eta / E
+    actuator_time_constant: float = 0.2  # s
+    # Contact
+    num_probes: int = 16  # evenly spaced to the tip
+    contact_stiffness: float = 1000.0  # N/m per probe
+    contact_damping: float = 5.0  # s/m, Hunt-Crossley
+    implicit_contact: bool = True  # depth looked ahead (False: explicit force)
+    contact_lookahead: float = 1.0  # the look-ahead in substeps
 
 
 def check_range(config, name: str, low: float = 0.0) -> tuple[float, float]:

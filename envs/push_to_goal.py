@@ -54,7 +54,7 @@ from flax import struct
 
 from sorogym.actuation import GeneralizedActuation
 from sorogym.contact import body_penetration, cross_section_radius
-from sorogym.env import EpisodeConfig, Expert, StepOutputs, register
+from sorogym.env import Expert, StepOutputs, register
 from sorogym.models import (
     PlanarBodies,
     PlanarPCS,
@@ -66,7 +66,7 @@ from sorogym.planning import levenberg_marquardt
 
 from ._common import first_order_lag
 from ._ground import wrap_angle
-from ._table import TableArmEnv, check_range, probe_abscissae, rotation, table_arm_params, table_view
+from ._table import TableArmConfig, TableArmEnv, check_range, probe_abscissae, rotation, table_arm_params, table_view
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,21 +83,10 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config(EpisodeConfig):
-    # Timing: 20 Hz control, 8 s episodes
-    control_dt: float = 0.05
-    num_substeps: int = 8
-    episode_length_s: float = 8.0
-    integrator: str = "trapezoid"
+class Config(TableArmConfig):
     # Arm
-    num_segments: int = 3
-    segment_length: float = 0.1  # m
     radius: float = 0.015  # m
-    young_modulus: float = 5e6  # Pa
-    density: float = 1070.0  # kg/m^3
-    retardation_time: float = 0.05  # s, Kelvin-Voigt tau = 3 eta / E
     max_curvature: float = 20.0  # 1/m, |action| = 1
-    actuator_time_constant: float = 0.2  # s
     # Object: a puck with probability disc_probability, else a block
     disc_probability: float = 0.5
     disc_radius: tuple[float, float] = (0.025, 0.04)  # m
@@ -106,11 +95,6 @@ class Config(EpisodeConfig):
     friction: tuple[float, float] = (0.2, 0.5)  # table-object Coulomb coefficient, per episode
     slip_velocity: float = 0.005  # m/s
     # Arm-object contact
-    contact_stiffness: float = 1000.0  # N/m
-    contact_damping: float = 5.0  # s/m, Hunt-Crossley
-    num_probes: int = 16
-    implicit_contact: bool = True  # depth looked ahead (False: explicit force)
-    contact_lookahead: float = 1.0  # the look-ahead in substeps
     # Task
     object_range: tuple[float, float] = (0.15, 0.25)  # m from the base
     object_bearing_deg: float = 45.0

@@ -53,7 +53,7 @@ from flax import struct
 
 from sorogym.actuation import GeneralizedActuation
 from sorogym.contact import ArmPairContact, closest_on_chain, cross_section_radius
-from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
+from sorogym.env import Expert, SoroEnv, StepOutputs, register
 from sorogym.models import (
     PlanarArms,
     PlanarBodies,
@@ -66,7 +66,7 @@ from sorogym.models import (
 from sorogym.planning import levenberg_marquardt
 
 from ._common import first_order_lag
-from ._table import probe_abscissae, table_arm_params, table_view
+from ._table import TableArmConfig, probe_abscissae, table_arm_params, table_view
 
 ARM_OBSERVATIONS = 18  # per arm, see the module docstring
 
@@ -85,28 +85,15 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config(EpisodeConfig):
+class Config(TableArmConfig):
     # Timing: 20 Hz control, 4 s episodes
-    control_dt: float = 0.05
-    num_substeps: int = 8
     episode_length_s: float = 4.0
-    integrator: str = "trapezoid"
     # Arms (both alike)
-    num_segments: int = 3
-    segment_length: float = 0.1  # m
     radius: float = 0.012  # m
-    young_modulus: float = 5e6  # Pa
-    density: float = 1070.0  # kg/m^3
-    retardation_time: float = 0.05  # s, Kelvin-Voigt tau = 3 eta / E
     max_curvature: float = 20.0  # 1/m, |action| = 1
-    actuator_time_constant: float = 0.2  # s
     arm_spacing: float = 0.1  # m between the two bases, across the torso
     # Arm-arm contact
-    num_probes: int = 16  # evenly spaced to the tip
     contact_stiffness: float = 3000.0  # N/m per probe
-    contact_damping: float = 5.0  # s/m, Hunt-Crossley
-    implicit_contact: bool = True  # depth looked ahead (False: explicit force)
-    contact_lookahead: float = 1.0  # the look-ahead in substeps
     # Targets: the tips of random collision-free configurations of both arms
     target_curvature: float = 0.75  # of max_curvature, the largest curvature drawn
     target_clearance: float = 0.005  # m, least gap between the arms in the drawn configuration

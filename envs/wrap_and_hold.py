@@ -73,13 +73,13 @@ import numpy as np
 from flax import struct
 
 from sorogym.actuation import Tendons
-from sorogym.env import EpisodeConfig, Expert, StepOutputs, register
+from sorogym.env import Expert, StepOutputs, register
 from sorogym.models import PlanarBodies, PlanarPCS, PlanarScene, SceneParams, check_positive_fields
 from sorogym.planning import levenberg_marquardt
 
 from ._common import first_order_lag
 from ._ground import G, wrap_angle
-from ._table import TableArmEnv, check_range, probe_abscissae, table_arm_params, table_view
+from ._table import TableArmConfig, TableArmEnv, check_range, probe_abscissae, table_arm_params, table_view
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,23 +97,17 @@ class RewardConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Config(EpisodeConfig):
+class Config(TableArmConfig):
     # Timing: 20 Hz control, 6 s episodes
-    control_dt: float = 0.05
-    num_substeps: int = 8
     episode_length_s: float = 6.0
-    integrator: str = "trapezoid"
     # Arm
     num_segments: int = 4
-    segment_length: float = 0.1  # m
     base_radius: float = 0.014  # m, the first segment's (the radius falls linearly segment by segment)
     tip_radius: float = 0.008  # m, the last segment's
     young_modulus: float = 2e6  # Pa
-    density: float = 1070.0  # kg/m^3
     retardation_time: float = 0.1  # s, Kelvin-Voigt tau = 3 eta / E
     tendon_offset: float = 0.7  # of each segment's radius, from the axis
     max_tension: float = 40.0  # N, |action| = 1
-    actuator_time_constant: float = 0.2  # s
     curvature_scale: float = 25.0  # 1/m, the observation's unit of curvature
     # Cylinder
     object_radius: tuple[float, float] = (0.025, 0.045)  # m
@@ -121,11 +115,7 @@ class Config(EpisodeConfig):
     friction: tuple[float, float] = (0.3, 0.5)  # table-cylinder Coulomb coefficient, per episode
     slip_velocity: float = 0.005  # m/s
     # Arm-cylinder contact
-    contact_stiffness: float = 1000.0  # N/m
-    contact_damping: float = 5.0  # s/m, Hunt-Crossley
     num_probes: int = 24
-    implicit_contact: bool = True  # depth looked ahead (False: explicit force)
-    contact_lookahead: float = 1.0  # the look-ahead in substeps
     # Task
     object_range: tuple[float, float] = (0.14, 0.2)  # m from the base
     object_bearing_deg: float = 40.0

@@ -28,6 +28,15 @@ def test_episode_statistics_by_hand():
     assert out["cost_mean"] == pytest.approx((6.0 + 3.0) / 2)
     assert "reward/part" not in out and "final/reward/part" not in out
     assert "cost_mean" not in episode_statistics(rewards, alive, metrics)
+    assert "steps_to_success" not in out
+    # first success after step 2 in the first episode, never in the second (its success at
+    # step 3 comes after it ended), none at all in a third
+    success = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    three = episode_statistics(np.zeros((3, 3)), np.c_[alive, np.ones(3)], {"success": success})
+    assert three["steps_to_success"] == pytest.approx(2.0) and three["max/success"] == pytest.approx(1 / 3)
+    assert (
+        episode_statistics(np.zeros((3, 1)), np.ones((3, 1)), {"success": np.zeros((3, 1))})["steps_to_success"] is None
+    )
 
 
 class _BendUntilClose(BendToGoal):
