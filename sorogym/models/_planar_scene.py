@@ -2,8 +2,9 @@
 above), in one set of coordinates.
 
 :class:`PlanarScene` is the forest of the design notes in the plane: a fixed-base planar
-robot (a :class:`~sorogym.models.PlanarPCS` arm) and ``B`` rigid bodies, each free in the
-world x-y plane (pucks, blocks, poles). Nothing joins them: the mass matrix is block
+robot (a :class:`~sorogym.models.PlanarPCS` arm, or several in a
+:class:`~sorogym.models.PlanarArms`) and ``B >= 0`` rigid bodies, each free in the world
+x-y plane (pucks, blocks, poles). Nothing joins them: the mass matrix is block
 diagonal, and contact (:mod:`sorogym.contact`, chosen by the env) is what couples the
 blocks, as an applied force at every integrator step. Keeping the bodies in the robot's
 dynamics keeps an env's step one function of one state and differentiable end to end.
@@ -189,7 +190,8 @@ class PlanarScene(SoftRobot):
 
     Args:
         robot: a planar model whose elastic force is affine (a fixed-base
-            :class:`~sorogym.models.PlanarPCS`); its kinematics queries are the scene's
+            :class:`~sorogym.models.PlanarPCS`, or several in a
+            :class:`~sorogym.models.PlanarArms`); its kinematics queries are the scene's
             (``forward_kinematics(q, s)`` is the robot's frame at ``s``, its Jacobians
             padded with zero columns for the bodies).
         bodies: :class:`PlanarBodies`.
