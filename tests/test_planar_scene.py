@@ -5,7 +5,8 @@ Layers: closed forms of the bodies (areas, polar moments, the footprint's fricti
 AD identities on random states (``M`` the Hessian of the kinetic energy, ``G`` and ``K``
 energy gradients, the implicit loads' damping ``-d force / d v``); the rounded-rectangle
 distance against the 3-D obstacles of :mod:`sorogym.contact` (written apart); friction
-thresholds and decelerations against Coulomb's closed forms; energy conservation of an
+thresholds and decelerations against Coulomb's closed forms, for the table and for the
+contact's friction; energy conservation of an
 undamped arm striking a free puck through elastic contact.
 """
 
@@ -166,6 +167,39 @@ def test_friction_holds_below_the_threshold_and_slides_above_with_coulombs_accel
     spinning = _slide(scene, q0, jnp.zeros(6).at[3].set(20.0), (0.0, 0.0), mu, eps, 0.2)
     alpha = -np.polyfit(np.arange(1, 8) * 0.01, spinning[1:8, 0], 1)[0]  # it stops after 0.11 s
     np.testing.assert_allclose(alpha, 4.0 * mu * G / (3.0 * 0.03), rtol=0.02)
+
+
+def test_contact_friction_holds_a_pressed_block_below_mu_f_n_and_slides_above():
+    """A block lies on a stiff straight arm (two probes under its flat face), pressed down by
+    ``F_n`` and pulled along the arm by ``F_t`` (no table): below ``mu F_n`` it creeps at
+    the regularisation's speed ``eps r / sqrt(1 - r^2)``, ``r = F_t / (mu F_n)``; above,
+    it slides at ``(F_t - mu F_n) / m``; frictionless, at ``F_t / m``."""
+    bodies = PlanarBodies.rounded_boxes([[0.05, 0.02]], [0.0], [0.08], dtype=jnp.float64)
+    scene = _scene(bodies=bodies)
+    scene = scene.with_params(scene.params.replace(robot=scene.robot.params.replace(young_modulus=jnp.full(3, 5e10))))
+    m, mu, eps, k, f_n = 0.08, 0.4, 1e-3, 2000.0, 0.5
+    q0 = jnp.zeros(6).at[4:].set(jnp.array([0.2, 0.015 + 0.02 - 0.5 * f_n / k]))  # at rest on the probes
+
+    def slide(f_t, friction, seconds=0.06, h=1e-3):
+        contact = BodyContact(0, [0.1, 0.17, 0.23, 0.3], 0.015, k, 0.0, h, friction, eps)
+        load = SceneLoad(interactions=(contact,))
+        tau = jnp.zeros(6).at[4:].set(jnp.asarray([f_t, -f_n]))
+
+        @jax.jit
+        def run(y0):
+            step = lambda y, _: (linear_trapezoid_step(scene, y, lambda q, v: tau, h, load, 2),) * 2  # noqa: E731
+            return jax.lax.scan(step, y0, None, length=int(round(seconds / h)))[1]
+
+        return np.asarray(run(scene.pack_state(q0, jnp.zeros(6)))[:, 6 + 4])  # the block's x velocity
+
+    held = slide(0.9 * mu * f_n, mu, seconds=0.2)  # after the block's rocking on the probes settles
+    np.testing.assert_allclose(held[-50:].mean(), eps * 0.9 / np.sqrt(1 - 0.81), rtol=0.03)
+    t = np.arange(1, 61) * 1e-3
+    for f_t, friction, accel in [(2.0 * mu * f_n, mu, mu * f_n / m), (0.5 * f_n, 0.0, 0.5 * f_n / m)]:
+        fitted = np.polyfit(t[20:], slide(f_t, friction)[20:], 1)[0]
+        np.testing.assert_allclose(fitted, accel, rtol=0.02)
+    with pytest.raises(ValueError, match="slip_velocity"):
+        BodyContact(0, [0.1], 0.015, k, friction=mu, slip_velocity=0.0)
 
 
 def test_undamped_arm_striking_a_free_puck_conserves_energy():

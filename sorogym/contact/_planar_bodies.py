@@ -70,13 +70,16 @@ def body_penetration(
 
 
 class NormalContactLoad(eqx.Module):
-    """A frictionless compliant contact taken implicitly in the velocity, as a member of
-    :class:`~sorogym.models.SceneLoad`'s ``interactions`` (abstract: a subclass gives its
-    contact normals by :meth:`normal_rows`).
+    """A compliant planar contact with regularised Coulomb friction, taken implicitly in the
+    velocity, as a member of :class:`~sorogym.models.SceneLoad`'s ``interactions``
+    (abstract: a subclass gives its contact geometry by :meth:`contact_rows`).
 
     Each overlapping probe feels the Hunt-Crossley normal force ``f_n = k delta (1 + d
     delta_dot)`` (:class:`~sorogym.contact.ContactLaw`'s, ``stiffness`` ``k`` [N/m],
-    ``damping`` ``d`` [s/m]), and what it touches ``-f_n`` on the same line.
+    ``damping`` ``d`` [s/m]) and the friction ``f_t = -mu f_n v_t / sqrt(v_t^2 + eps^2)``
+    along the contact tangent (``friction`` ``mu``, 0 by default: frictionless;
+    ``slip_velocity`` ``eps`` [m/s]; ``v_t`` the probe's sliding speed over what it
+    touches), and what it touches the opposite forces at the same point.
 
     **Implicit in the velocity.** On the frozen configuration of a step, the depth is taken
     at the step's end, ``delta(v) = delta_0 + lookahead delta_dot(v)`` with ``delta_dot =
@@ -84,17 +87,26 @@ class NormalContactLoad(eqx.Module):
     ``lookahead k`` (plus ``k d delta``) on the contact normals, so a stiff contact between
     a light arm tip and what it touches does not limit the step (explicitly, ``sqrt(k /
     m_tip) h`` above about 1 rings and then diverges). Set ``lookahead`` to the integrator's
-    step [s]; 0 gives the explicit force.
+    step [s]; 0 gives the explicit force. Friction enters the iteration matrix with its
+    slope ``mu f_n eps^2 / (v_t^2 + eps^2)^(3/2)`` on the tangents (at most ``mu f_n /
+    eps``), so a sticking contact does not limit the step either.
     """
 
     stiffness: eqx.AbstractVar[Float[Array, ""]]
     damping: eqx.AbstractVar[Float[Array, ""]]
     lookahead: eqx.AbstractVar[Float[Array, ""]]
+    friction: eqx.AbstractVar[Float[Array, ""]]
+    slip_velocity: eqx.AbstractVar[Float[Array, ""]]
 
     @abc.abstractmethod
+    def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+        """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each probe's overlap and
+        the rows mapping ``qd`` to its separation speed along the contact normal and its
+        sliding speed along the tangent (the normal turned by +90 degrees) [m/s]."""
+
     def normal_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array]:
-        """``(depths (P,) [m], J_n (P, n))`` at ``q``: each probe's overlap and the row
-        mapping ``qd`` to its separation speed along the contact normal [m/s]."""
+        """``(depths (P,) [m], J_n (P, n))`` of :meth:`contact_rows`."""
+        return self.contact_rows(scene, q)[:2]
 
     def normal_forces(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]) -> tuple[Array, Array]:
         """``(normal forces (P,) [N], depths (P,) [m])`` at the state ``(q, qd)``."""
@@ -107,18 +119,26 @@ class NormalContactLoad(eqx.Module):
     def load_map(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]):
         """``v -> LineLoadTerms``: the contact's generalized force ``(n,)`` at velocity
         ``v`` on the frozen configuration ``q`` (depths looked ahead, class docstring) and
-        its velocity stiffness ``(n, n)``."""
+        its velocity stiffness ``(n, n)`` (the friction's slope with the normal force
+        held)."""
         from ..models import LineLoadTerms
 
-        depth, J_n = self.normal_rows(scene, q)
+        depth, J_n, J_t = self.contact_rows(scene, q)
         k, d, ahead = self.stiffness, self.damping, self.lookahead
+        mu, eps = self.friction, self.slip_velocity
 
         def at(v):
             rate = -(J_n @ v)
             deep = depth + ahead * rate
             f_n = self._law(deep, rate)
             slope = jnp.where(f_n > 0, k * (ahead * (1.0 + d * rate) + d * jnp.maximum(deep, 0.0)), 0.0)
-            return LineLoadTerms(J_n.T @ f_n, jnp.einsum("pn,p,pm->nm", J_n, slope, J_n))
+            v_t = J_t @ v
+            root = jnp.sqrt(v_t * v_t + eps * eps)
+            f_t = -mu * f_n * v_t / root
+            slip_slope = mu * f_n * eps * eps / root**3
+            force = J_n.T @ f_n + J_t.T @ f_t
+            damping = jnp.einsum("pn,p,pm->nm", J_n, slope, J_n) + jnp.einsum("pn,p,pm->nm", J_t, slip_slope, J_t)
+            return LineLoadTerms(force, damping)
 
         return at
 
@@ -129,9 +149,9 @@ class BodyContact(NormalContactLoad):
 
     The robot is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii``
     ``(P,)`` [m]; body ``body``'s outline is its rounded rectangle (module docstring). Each
-    overlapping probe feels the normal force along the body's outward normal, and the body
-    ``-f_n`` at the surface point on the same line (``delta_dot = -n . (J_probe - J_body)
-    v``).
+    overlapping probe feels the normal force along the body's outward normal and the
+    friction along its surface, and the body the opposite forces at the surface point
+    (``delta_dot = -n . (v_probe - v_body(c))``, ``v_t = t . (v_probe - v_body(c))``).
     """
 
     body: int = eqx.field(static=True)
@@ -140,8 +160,21 @@ class BodyContact(NormalContactLoad):
     stiffness: Float[Array, ""]
     damping: Float[Array, ""]
     lookahead: Float[Array, ""]
+    friction: Float[Array, ""]
+    slip_velocity: Float[Array, ""]
 
-    def __init__(self, body: int, s_ps, radii, stiffness, damping=0.0, lookahead=0.0, dtype=None):
+    def __init__(
+        self,
+        body: int,
+        s_ps,
+        radii,
+        stiffness,
+        damping=0.0,
+        lookahead=0.0,
+        friction=0.0,
+        slip_velocity=1e-3,
+        dtype=None,
+    ):
         from ._laws import _checked
 
         dtype = dtype or jnp.result_type(float)
@@ -151,10 +184,13 @@ class BodyContact(NormalContactLoad):
         self.stiffness = _checked("stiffness", stiffness, dtype, positive=True, shape=())
         self.damping = _checked("damping", damping, dtype, shape=())
         self.lookahead = _checked("lookahead", lookahead, dtype, shape=())
+        self.friction = _checked("friction", friction, dtype, shape=())
+        self.slip_velocity = _checked("slip_velocity", slip_velocity, dtype, positive=True, shape=())
 
-    def normal_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array]:
-        """``(depths (P,) [m], J_n (P, n))`` at ``q``: each probe's depth in the body and the
-        row mapping ``qd`` to its separation speed ``n . (v_probe - v_body(c))`` [m/s]."""
+    def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+        """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each probe's depth in the
+        body and the rows mapping ``qd`` to ``n . (v_probe - v_body(c))`` and ``t . (v_probe
+        - v_body(c))`` [m/s]."""
         s_ps = self.s_ps.astype(q.dtype)
 
         def positions_of(x):
@@ -167,11 +203,16 @@ class BodyContact(NormalContactLoad):
         shape = scene.bodies.half_extents[b], scene.bodies.corner_radius[b]
         depth, normal, surface = body_penetration(R[b], p[b], *shape, positions, self.radii.astype(q.dtype))
         arms = surface - p[b]
-        moment_arm = arms[:, 0] * normal[:, 1] - arms[:, 1] * normal[:, 0]  # n . (omega x arm) / omega
-        J_n = jnp.einsum("pk,pkn->pn", normal, J_probe)
+        tangent = jnp.stack([-normal[:, 1], normal[:, 0]], -1)
         start = scene.robot_dofs + 3 * b
-        body_rows = jnp.stack([moment_arm, normal[:, 0], normal[:, 1]], -1)
-        return depth, J_n.at[:, start : start + 3].add(-body_rows)
+
+        def rows(direction):
+            """``direction . (v_probe - v_body(c))`` as rows ``(P, n)``."""
+            moment_arm = arms[:, 0] * direction[:, 1] - arms[:, 1] * direction[:, 0]  # e . (omega x arm) / omega
+            body_rows = jnp.stack([moment_arm, direction[:, 0], direction[:, 1]], -1)
+            return jnp.einsum("pk,pkn->pn", direction, J_probe).at[:, start : start + 3].add(-body_rows)
+
+        return depth, rows(normal), rows(tangent)
 
 
 __all__ = ["BodyContact", "NormalContactLoad", "body_penetration", "rounded_box_distance"]

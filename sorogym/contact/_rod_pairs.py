@@ -69,18 +69,18 @@ def rod_pair_contact(law, probe_a: Probe, probe_b: Probe, anisotropic_axes: bool
 
 
 class ArmPairContact(NormalContactLoad):
-    """Frictionless compliant contact between two arms of a :class:`~sorogym.PlanarScene`
+    """Compliant contact between two arms of a :class:`~sorogym.PlanarScene`
     whose robot is a :class:`~sorogym.PlanarArms`, as an implicit load of the scene
     (:class:`~sorogym.contact.NormalContactLoad`: Hunt-Crossley normal force, depth looked
-    ahead by ``lookahead`` [s]).
+    ahead by ``lookahead`` [s], regularised Coulomb friction ``friction``, 0 by default).
 
     Arm ``arms[0]`` is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii``
     ``(P,)`` [m]; arm ``arms[1]`` is the capsule chain through its points at the same
     abscissae and radii (module docstring: the chain starts at its last point before the
     root, so include ``s = 0`` or a point near it to cover the whole arm). The normal force
     acts on arm ``arms[0]``'s point along the line from its closest point on the chain, and
-    its opposite on the chain there, so it does no net work on the pair: an undamped
-    contact stores ``k/2 delta^2`` per point and gives it back.
+    its opposite on the chain there, so it does no net work on the pair: an undamped,
+    frictionless contact stores ``k/2 delta^2`` per point and gives it back.
     """
 
     arms: tuple[int, int] = eqx.field(static=True)
@@ -89,8 +89,12 @@ class ArmPairContact(NormalContactLoad):
     stiffness: Float[Array, ""]
     damping: Float[Array, ""]
     lookahead: Float[Array, ""]
+    friction: Float[Array, ""]
+    slip_velocity: Float[Array, ""]
 
-    def __init__(self, arms, s_ps, radii, stiffness, damping=0.0, lookahead=0.0, dtype=None):
+    def __init__(
+        self, arms, s_ps, radii, stiffness, damping=0.0, lookahead=0.0, friction=0.0, slip_velocity=1e-3, dtype=None
+    ):
         from ._laws import _checked
 
         dtype = dtype or jnp.result_type(float)
@@ -105,11 +109,14 @@ class ArmPairContact(NormalContactLoad):
         self.stiffness = _checked("stiffness", stiffness, dtype, positive=True, shape=())
         self.damping = _checked("damping", damping, dtype, shape=())
         self.lookahead = _checked("lookahead", lookahead, dtype, shape=())
+        self.friction = _checked("friction", friction, dtype, shape=())
+        self.slip_velocity = _checked("slip_velocity", slip_velocity, dtype, positive=True, shape=())
 
-    def normal_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array]:
-        """``(depths (P,) [m], J_n (P, n))`` at ``q``: each of arm ``arms[0]``'s points'
-        overlap with the other arm's chain and the row mapping ``qd`` to their separation
-        speed along the normal [m/s]."""
+    def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+        """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each of arm
+        ``arms[0]``'s points' overlap with the other arm's chain and the rows mapping ``qd``
+        to their separation speed along the normal and sliding speed along the tangent
+        [m/s]."""
         arms, n_r = scene.robot, scene.robot_dofs
         if max(self.arms) >= arms.num_arms:
             raise ValueError(f"arms: {self.arms} for a robot of {arms.num_arms} arms")
@@ -123,8 +130,12 @@ class ArmPairContact(NormalContactLoad):
         normal = offset / distance[:, None]
         depth = radii + (1.0 - t) * radii[j] + t * radii[j + 1] - distance
         J_foot = (1.0 - t)[:, None, None] * J[b][j] + t[:, None, None] * J[b][j + 1]
-        J_n = jnp.einsum("pc,pcn->pn", normal, J[a] - J_foot)
-        return depth, jnp.zeros((depth.shape[0], q.shape[0]), q.dtype).at[:, :n_r].set(J_n)
+        relative = J[a] - J_foot  # (P, 2, n_r)
+        tangent = jnp.stack([-normal[:, 1], normal[:, 0]], -1)
+        padded = jnp.zeros((depth.shape[0], q.shape[0]), q.dtype)
+        J_n = padded.at[:, :n_r].set(jnp.einsum("pc,pcn->pn", normal, relative))
+        J_t = padded.at[:, :n_r].set(jnp.einsum("pc,pcn->pn", tangent, relative))
+        return depth, J_n, J_t
 
 
 __all__ = ["ArmPairContact", "closest_on_chain", "rod_pair_contact"]
