@@ -98,6 +98,17 @@ class NormalContactLoad(eqx.Module):
     friction: eqx.AbstractVar[Float[Array, ""]]
     slip_velocity: eqx.AbstractVar[Float[Array, ""]]
 
+    def _set_law(self, stiffness, damping, lookahead, friction, slip_velocity, dtype) -> None:
+        """Set and check the law's parameters (``ValueError`` naming the field): a positive
+        stiffness and slip velocity, non-negative damping, look-ahead and friction."""
+        from ._laws import _checked
+
+        self.stiffness = _checked("stiffness", stiffness, dtype, positive=True, shape=())
+        self.damping = _checked("damping", damping, dtype, shape=())
+        self.lookahead = _checked("lookahead", lookahead, dtype, shape=())
+        self.friction = _checked("friction", friction, dtype, shape=())
+        self.slip_velocity = _checked("slip_velocity", slip_velocity, dtype, positive=True, shape=())
+
     @abc.abstractmethod
     def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
         """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each probe's overlap and
@@ -175,17 +186,12 @@ class BodyContact(NormalContactLoad):
         slip_velocity=1e-3,
         dtype=None,
     ):
-        from ._laws import _checked
 
         dtype = dtype or jnp.result_type(float)
         self.body = int(body)
         self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
         self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
-        self.stiffness = _checked("stiffness", stiffness, dtype, positive=True, shape=())
-        self.damping = _checked("damping", damping, dtype, shape=())
-        self.lookahead = _checked("lookahead", lookahead, dtype, shape=())
-        self.friction = _checked("friction", friction, dtype, shape=())
-        self.slip_velocity = _checked("slip_velocity", slip_velocity, dtype, positive=True, shape=())
+        self._set_law(stiffness, damping, lookahead, friction, slip_velocity, dtype)
 
     def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
         """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each probe's depth in the

@@ -95,7 +95,6 @@ class ArmPairContact(NormalContactLoad):
     def __init__(
         self, arms, s_ps, radii, stiffness, damping=0.0, lookahead=0.0, friction=0.0, slip_velocity=1e-3, dtype=None
     ):
-        from ._laws import _checked
 
         dtype = dtype or jnp.result_type(float)
         a, b = (int(k) for k in arms)
@@ -106,11 +105,7 @@ class ArmPairContact(NormalContactLoad):
         if self.s_ps.shape[0] < 2:
             raise ValueError("s_ps: the chain needs at least two points")
         self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
-        self.stiffness = _checked("stiffness", stiffness, dtype, positive=True, shape=())
-        self.damping = _checked("damping", damping, dtype, shape=())
-        self.lookahead = _checked("lookahead", lookahead, dtype, shape=())
-        self.friction = _checked("friction", friction, dtype, shape=())
-        self.slip_velocity = _checked("slip_velocity", slip_velocity, dtype, positive=True, shape=())
+        self._set_law(stiffness, damping, lookahead, friction, slip_velocity, dtype)
 
     def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
         """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each of arm
