@@ -122,14 +122,10 @@ class PushTask:
 class PushToGoal(TableArmEnv):
     __doc__ = __doc__
     name = "PushToGoal-v0"
-    #: the arm's fields (the object's are drawn by the task)
-    reference_overrides = {"implicit_contact": False}
-    # The accuracy check follows the arm's tip over 1 s of random actions (0.06-0.8 % of L
-    # at 8 substeps for seeds 0-5). A struck object's path is only first-order accurate in
-    # the step: a whipping arm launching a 20 g puck sends it up to 16 % of L off the
-    # reference within that second (0.8 % at 64 substeps), and over a whole random episode
-    # both paths drift apart (docs/benchmarks.md). Policies push, they do not strike.
-    accuracy_steps = 20
+    # Accuracy (TableArmEnv's check): the tip 0.06-0.8 % of L at 8 substeps for seeds 0-5. A
+    # struck object's path is only first-order accurate in the step: a whipping arm launching
+    # a 20 g puck sends it up to 16 % of L off the reference within that second (0.8 % at 64
+    # substeps), and over a whole random episode both paths drift apart (docs/benchmarks.md).
 
     @classmethod
     def default_config(cls) -> Config:

@@ -68,7 +68,7 @@ from sorogym.models import (
 from sorogym.planning import levenberg_marquardt
 
 from ._common import first_order_lag
-from ._table import TableArmConfig, probe_abscissae, table_arm_params, table_view
+from ._table import TableArmConfig, check_arm_config, probe_abscissae, table_arm_params, table_view
 
 ARM_OBSERVATIONS = 18  # per arm, see the module docstring
 
@@ -140,12 +140,7 @@ class TwoArmReach(SoroEnv):
              "arm_spacing", "contact_stiffness", "success_radius", "target_separation",
              "num_target_draws"),
         )  # fmt: skip
-        if int(config.num_segments) != config.num_segments or config.num_segments < 1:
-            raise ValueError(f"num_segments: must be an integer >= 1, got {config.num_segments}")
-        if int(config.num_probes) != config.num_probes or config.num_probes < 2:
-            raise ValueError(f"num_probes: must be an integer >= 2, got {config.num_probes}")
-        if not (config.retardation_time >= 0 and config.contact_damping >= 0 and config.contact_lookahead >= 0):
-            raise ValueError("retardation_time, contact_damping, contact_lookahead: must be non-negative")
+        check_arm_config(config)
         if config.arm_spacing <= 2.0 * config.radius:
             raise ValueError(f"arm_spacing: {config.arm_spacing} m leaves the arms overlapping at their bases")
         if not 0.0 < config.target_curvature <= 1.0:

@@ -152,10 +152,6 @@ class HoldTask:
 class WrapAndHold(TableArmEnv):
     __doc__ = __doc__
     name = "WrapAndHold-v0"
-    #: the arm's fields (the cylinder's are drawn by the task)
-    reference_overrides = {"implicit_contact": False}
-    # The accuracy check follows the arm's tip over 1 s of random actions, as PushToGoal-v0's.
-    accuracy_steps = 20
 
     @classmethod
     def default_config(cls) -> Config:
