@@ -1,9 +1,11 @@
-"""Fixed-base arms at fixed mounts in one plane (:class:`sorogym.PlanarArms`).
+"""Fixed-base arms at fixed mounts in one plane (:class:`sorogym.PlanarArms`) and soft
+fingers on a palm on a vertical lift (:class:`sorogym.PlanarGripper`).
 
 Layers: every term against the lone :class:`~sorogym.PlanarPCS` arms mounted at the same
 poses (block diagonal ``M``, ``S``, ``D``; ``C qd``, ``G``, ``A``, line loads and tips arm
-by arm); AD identities on a random state (``C qd`` from the Lagrangian, ``G = dU/dq``,
-``A = dphi/dq^T``, the backbone points' Jacobians and velocities); bad input.
+by arm) and, for the gripper, against the lone floating-base fingers at the palm's pose
+plus the palm's own terms; AD identities on a random state (``C qd`` from the Lagrangian,
+``G = dU/dq``, ``A = dphi/dq^T``, the backbone points' Jacobians and velocities); bad input.
 """
 
 import jax
@@ -22,6 +24,15 @@ def _arms(gravity=(0.7, -1.3)):
     star = planar_brittle_star(BrittleStarBody(), gravity=gravity)  # its tendon-driven arm
     arm = sg.PlanarPCS(star.arm.params, "pcc", star.arm.actuation, star.arm.num_quadrature_points)
     return sg.PlanarArms(arm, MOUNTS), arm
+
+
+GRIPPER = dict(palm_position=[0.02, 0.3], palm_mass=0.2, lift_stiffness=400.0, lift_damping=7.0)
+FINGER_MOUNTS = np.array([[-1.4, 0.04, -0.01], [-1.8, -0.04, -0.01]])  # on the palm
+
+
+def _gripper(gravity=(0.7, -9.81)):
+    finger = planar_brittle_star(BrittleStarBody(), gravity=gravity).arm  # floating-base, tendon-driven
+    return sg.PlanarGripper(finger, FINGER_MOUNTS, **GRIPPER), finger
 
 
 def _random(model, seed):
@@ -46,7 +57,7 @@ def _terms(model, q, qd, u, load):
         load=terms.force,
         load_damping=terms.damping,
         tips=model.arm_tips(q)
-        if isinstance(model, sg.PlanarArms)
+        if isinstance(model, (sg.PlanarArms, sg.PlanarGripper))
         else model.forward_kinematics(q, model.total_length)[:2, 2],
         U=model.gravitational_energy(q) + model.elastic_energy(q),
     )
@@ -78,8 +89,59 @@ def test_arms_are_the_lone_arms_at_their_mounts():
     np.testing.assert_allclose(ours["U"], energy, rtol=1e-10)
 
 
-def test_arms_terms_satisfy_ad_identities():
-    model, _ = _arms()
+def test_gripper_is_its_fingers_on_the_moving_palm():
+    model, finger = _gripper()
+    n_a, m_a, K = finger.num_dofs - 3, finger.num_actuators, len(FINGER_MOUNTS)
+    assert (model.num_dofs, model.num_actuators) == (1 + K * n_a, K * m_a + 1)
+    q, qd, u = _random(model, 3)
+    load = GroundFriction((0.2, 0.3, 0.6), 0.01)
+    ours = _terms(model, q, qd, u, load)
+    p = GRIPPER
+    m_p, k_l, c_l = p["palm_mass"], p["lift_stiffness"], p["lift_damping"]
+    g_y = -9.81
+    expected = dict(
+        M=np.zeros((model.num_dofs,) * 2), S=np.zeros((model.num_dofs,) * 2), D=np.zeros((model.num_dofs,) * 2)
+    )
+    expected["M"][0, 0], expected["S"][0, 0], expected["D"][0, 0] = m_p, k_l, c_l
+    vectors = {name: np.zeros(model.num_dofs) for name in ("bias", "Cqd", "G", "tau", "load")}
+    vectors["G"][0] = vectors["bias"][0] = -m_p * g_y
+    vectors["tau"][0] = u[-1]  # the lift's force
+    A = np.zeros((model.num_dofs, model.num_actuators))
+    A[0, -1] = 1.0
+    energy = m_p * (-g_y) * float(q[0]) + 0.5 * k_l * float(q[0]) ** 2
+    for k, (theta, x, y) in enumerate(FINGER_MOUNTS):
+        base = np.asarray(p["palm_position"]) + [x, y]
+        lone = finger.with_params(finger.params.replace(base_rotation=theta, base_position=jnp.asarray(base)))
+        idx = np.r_[0, 1 + k * n_a + np.arange(n_a)]  # the gripper's coordinates the finger sees
+        lone_idx = np.r_[2, 3 + np.arange(n_a)]  # its floating base's y, then its strains
+        ql, qdl = (jnp.zeros(3 + n_a).at[lone_idx].set(v[idx]) for v in (q, qd))
+        ref = _terms(lone, ql, qdl, u[k * m_a : (k + 1) * m_a], load)
+        for name in ("M", "S", "D"):
+            expected[name][np.ix_(idx, idx)] += np.asarray(ref[name])[np.ix_(lone_idx, lone_idx)]
+        for name in vectors:
+            vectors[name][idx] += np.asarray(ref[name])[lone_idx]
+        A[idx, k * m_a : (k + 1) * m_a] = np.asarray(ref["A"])[lone_idx]
+        np.testing.assert_allclose(ours["tips"][k], ref["tips"], atol=1e-12)
+        energy += float(ref["U"])
+    for name in ("M", "S", "D"):
+        np.testing.assert_allclose(ours[name], expected[name], rtol=1e-10, atol=1e-14, err_msg=name)
+    for name, ref in vectors.items():
+        np.testing.assert_allclose(ours[name], ref, rtol=1e-10, atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(ours["A"], A, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ours["U"], energy, rtol=1e-10)
+    np.testing.assert_allclose(model.palm_centre(q), np.asarray(p["palm_position"]) + [0.0, float(q[0])])
+    # the lift force that holds the unloaded gripper at z = 0 is its weight
+    np.testing.assert_allclose(model.weight_on_lift(), -float(model.total_mass) * g_y, rtol=1e-12)
+    z0 = jnp.zeros(model.num_dofs)
+    residual = model.potential_force(z0) - model.actuation_force(
+        z0, jnp.zeros(model.num_actuators).at[-1].set(model.weight_on_lift())
+    )
+    np.testing.assert_allclose(residual[0], 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("build", [_arms, _gripper], ids=["arms", "gripper"])
+def test_arms_terms_satisfy_ad_identities(build):
+    model, _ = build()
     q, qd, u = _random(model, 1)
     s = jnp.linspace(0.0, float(model.arm_length), 7)
 
@@ -108,6 +170,8 @@ def test_arms_terms_satisfy_ad_identities():
     for name, (ours, ref) in identities(q, qd).items():
         scale = max(float(np.abs(ref).max()), 1e-30)
         np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-10 * scale, err_msg=name)
+    if isinstance(model, sg.PlanarGripper):
+        return
     # with_params keeps the mounts and changes every arm
     stiffer = model.with_params(model.params.replace(young_modulus=2.0 * model.params.young_modulus))
     np.testing.assert_allclose(stiffer.mounts, model.mounts)
@@ -122,3 +186,11 @@ def test_bad_arms_input_is_refused():
         sg.PlanarArms(arm, [[0.0, np.nan, 0.0]])
     with pytest.raises(TypeError, match="fixed base"):
         sg.PlanarArms(planar_brittle_star(BrittleStarBody()).arm, MOUNTS)
+    _, finger = _gripper()
+    with pytest.raises(TypeError, match="floating_base"):
+        sg.PlanarGripper(arm, FINGER_MOUNTS, **GRIPPER)
+    for name, value in (("palm_mass", 0.0), ("lift_stiffness", -1.0), ("lift_damping", -1.0), ("palm_position", [0.0])):
+        with pytest.raises(ValueError, match=name):
+            sg.PlanarGripper(finger, FINGER_MOUNTS, **{**GRIPPER, name: value})
+    with pytest.raises(ValueError, match="mounts"):
+        sg.PlanarGripper(finger, [[0.0, 0.0]], **GRIPPER)

@@ -1,12 +1,14 @@
 """The planar scene (:class:`sorogym.PlanarScene`: a planar arm and free rigid bodies on a
-table) and its contact (:class:`sorogym.contact.BodyContact`).
+table) and its contacts (:class:`sorogym.contact.BodyContact`, and
+:class:`sorogym.contact.FloorContact` in the vertical plane).
 
 Layers: closed forms of the bodies (areas, polar moments, the footprint's friction moment);
 AD identities on random states (``M`` the Hessian of the kinetic energy, ``G`` and ``K``
 energy gradients, the implicit loads' damping ``-d force / d v``); the rounded-rectangle
 distance against the 3-D obstacles of :mod:`sorogym.contact` (written apart); friction
 thresholds and decelerations against Coulomb's closed forms, for the table and for the
-contact's friction; energy conservation of an
+contact's friction and for the floor's; bodies settling on the floor under their weight; the
+contact rows of a gripper's fingers against AD; energy conservation of an
 undamped arm striking a free puck through elastic contact.
 """
 
@@ -22,6 +24,7 @@ from sorogym.contact import (
     BodyContact,
     BoxObstacle,
     CylinderObstacle,
+    FloorContact,
     GroundFriction,
     penetration,
     rounded_box_distance,
@@ -200,6 +203,98 @@ def test_contact_friction_holds_a_pressed_block_below_mu_f_n_and_slides_above():
         np.testing.assert_allclose(fitted, accel, rtol=0.02)
     with pytest.raises(ValueError, match="slip_velocity"):
         BodyContact(0, [0.1], 0.015, k, friction=mu, slip_velocity=0.0)
+
+
+def _upright_scene(bodies):
+    """An arm held high (base at y = 0.4 m, out of the floor's reach) and ``bodies``, under
+    gravity along -y (the vertical plane)."""
+    scene = _scene(bodies=bodies)
+    params = scene.robot.params.replace(gravity=jnp.array([0.0, -G]), base_position=jnp.array([0.0, 0.4]))
+    return scene.with_params(scene.params.replace(robot=params))
+
+
+def test_floor_carries_bodies_flat_and_its_friction_has_coulombs_threshold():
+    """A tilted box and a disc dropped on the floor settle with the floor's force equal to
+    their weights (the box flat, on two corner discs; the disc on four coincident ones);
+    pushed sideways by 0.9 ``mu m g`` the box creeps at the regularised speed, by 2 ``mu m
+    g`` it slides at ``mu g``."""
+    m, k, mu, eps, h = 0.08, 3000.0, 0.5, 1e-3, 1e-3
+    bodies = PlanarBodies.rounded_boxes([[0.03, 0.02], [0.0, 0.0]], [0.005, 0.03], [m, m], dtype=jnp.float64)
+    scene = _upright_scene(bodies)
+    floor = FloorContact([], [], k, damping=5.0, lookahead=h, friction=mu, slip_velocity=eps)
+    load = SceneLoad(interactions=(floor,))
+    n = scene.num_dofs
+    q0 = jnp.zeros(n).at[3:].set(jnp.array([0.15, 0.5, 0.03, 0.0, 0.7, 0.032]))
+
+    def run(y0, push, seconds):
+        tau = jnp.zeros(n).at[4].set(push)
+
+        @jax.jit
+        def go(y):
+            step = lambda y, _: (linear_trapezoid_step(scene, y, lambda q, v: tau, h, load, 2),) * 2  # noqa: E731
+            return jax.lax.scan(step, y, None, length=int(round(seconds / h)))[1]
+
+        return go(y0)
+
+    settled = run(scene.pack_state(q0, jnp.zeros(n)), 0.0, 1.0)[-1]
+    q, qd = settled[:n], settled[n:]
+    np.testing.assert_allclose(q[3], 0.0, atol=1e-3)  # the box lies flat
+    np.testing.assert_allclose(np.asarray(q)[[5, 8]], [0.025 - m * G / (2 * k), 0.03 - m * G / (4 * k)], atol=2e-5)
+    f_n = np.asarray(floor.normal_forces(scene, q, qd)[0])
+    np.testing.assert_allclose([f_n[:4].sum(), f_n[4:].sum()], [m * G, m * G], rtol=1e-3)
+    assert np.count_nonzero(f_n[:4] > 1e-3) == 2
+    held = np.asarray(run(settled, 0.9 * mu * m * G, 0.3)[:, n + 4])
+    np.testing.assert_allclose(held[-50:].mean(), eps * 0.9 / np.sqrt(1 - 0.81), rtol=0.05)
+    pushed = np.asarray(run(settled, 2.0 * mu * m * G, 0.1)[:, n + 4])
+    t = np.arange(1, 101) * h
+    np.testing.assert_allclose(np.polyfit(t[20:], pushed[20:], 1)[0], mu * G, rtol=0.02)
+    with pytest.raises(ValueError, match="height"):
+        FloorContact([], [], k, height=np.nan)
+
+
+def test_gripper_contact_rows_are_the_derivatives_of_the_gaps():
+    """The rows of the floor and body contacts of a two-finger gripper's probes (and of a
+    body's corners on the floor) are the derivatives of the depths (``-J_n``) and of the
+    sliding (``J_t``: the probe's ``-x``, the body's material point's ``-x``) by AD."""
+    finger_params = sg.RodParams.create(
+        length=[0.05, 0.05], radius=0.008, density=1070.0, young_modulus=2e6, poisson_ratio=0.5,
+        gravity=jnp.array([0.0, -G]), planar=True, dtype=jnp.float64,
+    )  # fmt: skip
+    finger = sg.PlanarPCS(finger_params, "pcc", GeneralizedActuation(), floating_base=True)
+    mounts = [[-np.pi / 2, -0.05, 0.0], [-np.pi / 2, 0.05, 0.0]]
+    gripper = sg.PlanarGripper(finger, mounts, [0.0, 0.12], 0.2, 400.0, 10.0)
+    bodies = PlanarBodies.rounded_boxes([[0.02, 0.01]], [0.004], [0.05], dtype=jnp.float64)
+    scene = sg.PlanarScene(gripper, bodies)
+    s = jnp.asarray([0.025, 0.05, 0.1])
+    rng = np.random.default_rng(4)
+    q = jnp.asarray(np.r_[-0.03, rng.normal(size=4) * 5.0, 0.3, 0.01, 0.02])
+    floor = FloorContact(s, 0.008, 1000.0, height=0.01)
+    touch = BodyContact(0, s, 0.008, 1000.0)
+
+    @jax.jit
+    def rows_and_gradients(q):
+        return [
+            (c.contact_rows(scene, q), jax.jacfwd(lambda x: c.contact_rows(scene, x)[0])(q)) for c in (floor, touch)
+        ]
+
+    computed = rows_and_gradients(q)
+    for (_, J_n, _), gradient in computed:
+        np.testing.assert_allclose(-J_n, gradient, atol=1e-10)
+    depth, J_n, J_t = computed[0][0]
+    assert depth.shape == (2 * 3 + 4,)
+    positions = lambda x: gripper.backbone_positions(x[:5], s).reshape(-1, 2)  # noqa: E731
+    np.testing.assert_allclose(J_t[:6], -jax.jit(jax.jacfwd(positions))(q)[:, 0, :], atol=1e-10)
+    R, _ = scene.body_frames(q)
+    corners = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]]) * np.asarray(bodies.half_extents[0])
+    lever = corners @ np.asarray(R[0]).T - [0.0, float(bodies.corner_radius[0])]
+    local = lever @ np.asarray(R[0])  # the corners' lowest points, as material points of the body
+
+    def material(x):
+        c, s_ = jnp.cos(x[5]), jnp.sin(x[5])
+        Rx = jnp.array([[c, -s_], [s_, c]])
+        return x[6:8] + jnp.asarray(local) @ Rx.T
+
+    np.testing.assert_allclose(J_t[6:], -jax.jit(jax.jacfwd(material))(q)[:, 0, :], atol=1e-12)
 
 
 def test_undamped_arm_striking_a_free_puck_conserves_energy():

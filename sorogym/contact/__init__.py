@@ -24,7 +24,8 @@
 * :func:`rounded_box_distance`, :func:`body_penetration`, :class:`BodyContact`
   (``_planar_bodies.py``): a planar robot touching the rigid bodies of a
   :class:`~sorogym.PlanarScene` (discs, rectangles and stadiums as rounded rectangles);
-  :class:`NormalContactLoad`, the implicit normal contact both scene contacts share.
+  :class:`FloorContact`, the floor of a scene in the vertical plane under the robot and the
+  bodies; :class:`NormalContactLoad`, the implicit normal contact the scene contacts share.
 * :func:`sphere_obstacles`, :func:`rod_obstacle_contact` (``_obstacles.py``): obstacles
   pressing on a rod with one penalty force each at its deepest point (the contact-force
   proxy of the SoRoMoX safety case, ``ContactSafeReaching-v0``).
@@ -58,7 +59,7 @@ from ._laws import ContactLaw
 from ._line_loads import GroundFriction, LineDrag
 from ._objects import SHAPES, RigidObject, check_separation, object_contact, probe_object
 from ._obstacles import deepest_point_forces, obstacle_depths, rod_obstacle_contact, sphere_obstacles
-from ._planar_bodies import BodyContact, NormalContactLoad, body_penetration, rounded_box_distance
+from ._planar_bodies import BodyContact, FloorContact, NormalContactLoad, body_penetration, rounded_box_distance
 from ._rod_pairs import ArmPairContact, closest_on_chain, rod_pair_contact
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "Buoyancy",
     "CapsuleObstacle",
     "ContactLaw",
+    "FloorContact",
     "CylinderObstacle",
     "GroundFriction",
     "GroundPlane",

@@ -14,7 +14,12 @@ disc of the cross-section radius ``r``: the depth is ``r - d`` (positive when th
 the contact point on the body's surface ``c = x - d n``. :class:`BodyContact`'s normal
 force acts on the robot at ``x`` and its opposite on the body at ``c``: both on one line
 along ``n``, so contact conserves linear and angular momentum; it is taken implicitly in
-the velocity by the integrators (a stiff contact does not limit the step).
+the velocity by the integrators (a stiff contact does not limit the step). A robot of
+several arms (:class:`~sorogym.models.PlanarArms`, :class:`~sorogym.models.PlanarGripper`)
+is probed on every arm at the same abscissae.
+
+:class:`FloorContact` is the floor of a scene in the vertical plane (gravity along -y): the
+half-plane ``y <= height`` pushing the robot's probe discs and the bodies' outlines up.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import abc
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 _TINY = 1e-20  # inside square roots: finite gradients at zero length
@@ -154,12 +160,35 @@ class NormalContactLoad(eqx.Module):
         return at
 
 
+def robot_probes(scene, q: Float[Array, " n"], s_ps: Float[Array, " P"]) -> tuple[Array, Array]:
+    """``(positions (Q, 2) [m], Jacobians (Q, 2, n))`` of the scene robot's backbone points
+    at the abscissae ``s_ps`` (world frame): ``Q = P`` for one arm, ``Q = K P`` (arm by arm)
+    for a robot of ``K`` arms (one with ``backbone_points``)."""
+    robot, n_r = scene.robot, scene.robot_dofs
+    if hasattr(robot, "backbone_points"):
+        q_r = q[:n_r]
+        positions, _, J = robot.backbone_points(q_r, jnp.zeros_like(q_r), s_ps)
+        positions, J = positions.reshape(-1, 2), J.reshape(-1, 2, n_r)
+        return positions, jnp.pad(J, ((0, 0), (0, 0), (0, q.shape[0] - n_r)))
+
+    def positions_of(x):
+        return scene.point_force_map(x, s_ps)[0]
+
+    return positions_of(q), jax.jacfwd(positions_of)(q)
+
+
+def num_probe_arms(scene) -> int:
+    """How many arms :func:`robot_probes` probes (1 for a lone arm)."""
+    return int(getattr(scene.robot, "num_arms", 1)) if hasattr(scene.robot, "backbone_points") else 1
+
+
 class BodyContact(NormalContactLoad):
     """Frictionless compliant contact between the robot of a :class:`~sorogym.PlanarScene`
     and one of its bodies, as an implicit load of the scene (:class:`NormalContactLoad`).
 
     The robot is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii``
-    ``(P,)`` [m]; body ``body``'s outline is its rounded rectangle (module docstring). Each
+    ``(P,)`` [m] (every arm of a robot of ``K`` arms: ``K P`` probes, arm by arm); body
+    ``body``'s outline is its rounded rectangle (module docstring). Each
     overlapping probe feels the normal force along the body's outward normal and the
     friction along its surface, and the body the opposite forces at the surface point
     (``delta_dot = -n . (v_probe - v_body(c))``, ``v_t = t . (v_probe - v_body(c))``).
@@ -197,17 +226,12 @@ class BodyContact(NormalContactLoad):
         """``(depths (P,) [m], J_n (P, n), J_t (P, n))`` at ``q``: each probe's depth in the
         body and the rows mapping ``qd`` to ``n . (v_probe - v_body(c))`` and ``t . (v_probe
         - v_body(c))`` [m/s]."""
-        s_ps = self.s_ps.astype(q.dtype)
-
-        def positions_of(x):
-            return scene.point_force_map(x, s_ps)[0]
-
-        positions = positions_of(q)
-        J_probe = jax.jacfwd(positions_of)(q)  # (P, 2, n)
+        positions, J_probe = robot_probes(scene, q, self.s_ps.astype(q.dtype))  # (Q, 2), (Q, 2, n)
+        radii = jnp.tile(self.radii.astype(q.dtype), num_probe_arms(scene))
         R, p = scene.body_frames(q)
         b = self.body
         shape = scene.bodies.half_extents[b], scene.bodies.corner_radius[b]
-        depth, normal, surface = body_penetration(R[b], p[b], *shape, positions, self.radii.astype(q.dtype))
+        depth, normal, surface = body_penetration(R[b], p[b], *shape, positions, radii)
         arms = surface - p[b]
         tangent = jnp.stack([-normal[:, 1], normal[:, 0]], -1)
         start = scene.robot_dofs + 3 * b
@@ -221,4 +245,94 @@ class BodyContact(NormalContactLoad):
         return depth, rows(normal), rows(tangent)
 
 
-__all__ = ["BodyContact", "NormalContactLoad", "body_penetration", "rounded_box_distance"]
+class FloorContact(NormalContactLoad):
+    """The floor of a :class:`~sorogym.PlanarScene` in the vertical plane: the half-plane
+    ``y <= height`` [m] (world frame, gravity along -y) touching the robot and every body,
+    as an implicit load of the scene (:class:`NormalContactLoad`: Hunt-Crossley normal force
+    along +y, regularised Coulomb friction along x).
+
+    The robot is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii`` ``(P,)``
+    [m] (every arm of a robot of ``K`` arms), depth ``r - (y - height)``. Each body is
+    probed at the four corners ``(+-a, +-b)`` of its outline as discs of its corner radius
+    ``rho`` (:class:`~sorogym.models.PlanarBodies`), each touching at its lowest point ``c =
+    x + R o - rho e_y``, where the floor's force acts on the body (a box resting flat presses
+    on two corner discs, a disc on all four at once: its stiffness is four times
+    ``stiffness``). Rows: ``e_y . v(c)`` (separation) and ``-e_x . v(c)`` (the tangent, the
+    normal turned by +90 degrees), so a disc that rolls without slipping does not slide.
+    """
+
+    s_ps: Float[Array, " P"]
+    radii: Float[Array, " P"]
+    height: Float[Array, ""]
+    stiffness: Float[Array, ""]
+    damping: Float[Array, ""]
+    lookahead: Float[Array, ""]
+    friction: Float[Array, ""]
+    slip_velocity: Float[Array, ""]
+
+    def __init__(
+        self,
+        s_ps,
+        radii,
+        stiffness,
+        damping=0.0,
+        lookahead=0.0,
+        friction=0.0,
+        slip_velocity=1e-3,
+        height=0.0,
+        dtype=None,
+    ):
+        dtype = dtype or jnp.result_type(float)
+        self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
+        self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
+        self.height = jnp.asarray(height, dtype)
+        if self.height.shape != () or not np.isfinite(float(self.height)):
+            raise ValueError(f"height: expected a finite scalar [m], got {height}")
+        self._set_law(stiffness, damping, lookahead, friction, slip_velocity, dtype)
+
+    def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+        """``(depths (P',) [m], J_n (P', n), J_t (P', n))`` at ``q``: the robot's probes
+        (``K P``) then each body's four corners (``4 B``)."""
+        n = q.shape[0]
+        height = self.height.astype(q.dtype)
+        depth, J_n, J_t = [], [], []
+        if self.s_ps.shape[0]:
+            positions, J = robot_probes(scene, q, self.s_ps.astype(q.dtype))
+            radii = jnp.tile(self.radii.astype(q.dtype), num_probe_arms(scene))
+            depth.append(radii - (positions[:, 1] - height))
+            J_n.append(J[:, 1, :])
+            J_t.append(-J[:, 0, :])
+        B = scene.num_bodies
+        if B:
+            R, p = scene.body_frames(q)
+            h, rho = scene.bodies.half_extents.astype(q.dtype), scene.bodies.corner_radius.astype(q.dtype)
+            signs = jnp.asarray([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]], q.dtype)
+            corners = signs[None] * h[:, None, :]  # (B, 4, 2) body frame
+            lever = jnp.einsum("bij,bkj->bki", R, corners) - rho[:, None, None] * jnp.asarray([0.0, 1.0], q.dtype)
+            lowest = p[:, None, :] + lever  # (B, 4, 2): each corner disc's lowest point
+            depth.append((height - lowest[..., 1]).reshape(-1))
+            ones, zeros = jnp.ones((B, 4), q.dtype), jnp.zeros((B, 4), q.dtype)
+            normal_rows = jnp.stack([lever[..., 0], zeros, ones], -1)  # e_y . (v + omega x lever)
+            tangent_rows = jnp.stack([lever[..., 1], -ones, zeros], -1)  # -e_x . (v + omega x lever)
+            start = scene.robot_dofs + 3 * np.arange(B)
+            cols = start[:, None] + np.arange(3)[None, :]  # (B, 3)
+
+            def rows(local):
+                full = jnp.zeros((B, 4, n), q.dtype)
+                full = full.at[np.arange(B)[:, None, None], np.arange(4)[None, :, None], cols[:, None, :]].set(local)
+                return full.reshape(4 * B, n)
+
+            J_n.append(rows(normal_rows))
+            J_t.append(rows(tangent_rows))
+        return jnp.concatenate(depth), jnp.concatenate(J_n), jnp.concatenate(J_t)
+
+
+__all__ = [
+    "BodyContact",
+    "FloorContact",
+    "NormalContactLoad",
+    "body_penetration",
+    "num_probe_arms",
+    "robot_probes",
+    "rounded_box_distance",
+]

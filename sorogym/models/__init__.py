@@ -3,7 +3,8 @@
 Concrete (final) models: :class:`PCS` and :class:`PlanarPCS` (piecewise constant strain),
 :class:`GVS` (geometric variable strain), :class:`ArticulatedSoftRobot` (rigid links on
 compliant joints), :class:`PlanarStar` (a free hub with soft arms in the plane), :class:`PlanarArms`
-(fixed-base arms at fixed mounts in one plane) and
+(fixed-base arms at fixed mounts in one plane), :class:`PlanarGripper` (soft fingers on a palm on
+a vertical lift) and
 :class:`BodyTree` (rigid links and rods in a tree on a fixed or floating base, the general
 case of the others). Named robots built from them live in :mod:`sorogym.robots`.
 """
@@ -22,6 +23,7 @@ from ._params import check_positive_fields as check_positive_fields
 from ._pcs import PCS as PCS
 from ._pcs import PlanarPCS as PlanarPCS
 from ._planar_arms import PlanarArms as PlanarArms
+from ._planar_gripper import PlanarGripper as PlanarGripper
 from ._planar_scene import PlanarBodies as PlanarBodies
 from ._planar_scene import PlanarScene as PlanarScene
 from ._planar_scene import SceneLoad as SceneLoad
@@ -53,6 +55,7 @@ __all__ = [
     "PCS",
     "PlanarPCS",
     "PlanarArms",
+    "PlanarGripper",
     "PlanarStar",
     "GVS",
     "ArticulatedSoftRobot",

@@ -13,10 +13,17 @@ where the arms are mounted and what the arms' common root adds:
 * :class:`~sorogym.models.PlanarStar`: floating-base arms on the rim of a free hub; the
   hub's pose ``[theta, x, y]`` leads ``q``, every arm sees it as its floating base, and the
   hub adds its mass and weight.
+* :class:`~sorogym.models.PlanarGripper`: floating-base fingers on a palm that slides on a
+  vertical rail; the rail's one coordinate leads ``q``, the fingers see it as the ``y`` of
+  their floating base (its angle and ``x`` held at zero), and the palm adds its mass,
+  weight, the rail's spring and damper and its force input.
 
-Coordinates: ``q = [q_root (b,), q_arm_0 (n_a,), ..., q_arm_K-1]`` with ``b = 3`` for
-floating-base arms and ``0`` for fixed ones; arm ``k`` sees ``[q_root, q_arm_k]``
-(:attr:`PlanarArmSet.coordinate_index`).
+Coordinates: ``q = [q_root (b,), q_arm_0 (n_a,), ..., q_arm_K-1]``; arm ``k`` sees
+``[r, q_arm_k]`` with ``r`` its own floating-base coordinates (3 for floating-base arms, 0
+for fixed ones), each either one of the root's ``b`` coordinates or held at zero
+(:attr:`PlanarArmSet.coordinate_index`: the index ``n`` stands for a coordinate held at
+zero). Inputs: ``u = [u_arm_0 (m_a,), ..., u_arm_K-1, u_root (m_r,)]``, the root's own
+inputs last (none but the gripper's rail force).
 """
 
 from __future__ import annotations
@@ -44,9 +51,12 @@ class PlanarArmSet(SoftRobot):
     """``K`` identical planar arms at their mounts, summed into one model (module docstring).
 
     Subclasses set :attr:`arm`, :attr:`num_arms` and :attr:`_arms` (:func:`stack_modules`
-    of the mounted copies of ``arm``) and may add the root's own mass matrix
-    (:meth:`_root_inertia_matrix`), weight (:meth:`_root_gravity`) and gravitational energy
-    (:meth:`_root_gravitational_energy`)."""
+    of the mounted copies of ``arm``) and may give the root fewer coordinates than the
+    arm's floating base (:attr:`root_dofs`, :meth:`_root_index`) and add the root's own mass
+    matrix (:meth:`_root_inertia_matrix`), weight (:meth:`_root_gravity`), gravitational
+    energy (:meth:`_root_gravitational_energy`), diagonal stiffness and damping
+    (:meth:`_root_stiffness`, :meth:`_root_damping`) and inputs (:attr:`root_actuators`,
+    :meth:`_root_actuation_matrix`)."""
 
     elastic_is_affine: ClassVar[bool] = True
     planar: ClassVar[bool] = True
@@ -68,22 +78,44 @@ class PlanarArmSet(SoftRobot):
         return self.arm.actuation
 
     @property
-    def root_dofs(self) -> int:
-        """``b``: the coordinates every arm shares (3 for floating-base arms, else 0)."""
+    def arm_root_dofs(self) -> int:
+        """The arm's own floating-base coordinates (3 for floating-base arms, else 0)."""
         return self.arm.num_base_dofs
+
+    @property
+    def root_dofs(self) -> int:
+        """``b``: the root's coordinates, shared by every arm (by default the arm's
+        floating base's)."""
+        return self.arm_root_dofs
+
+    def _root_index(self) -> np.ndarray:
+        """``(arm_root_dofs,)``: for each of the arm's floating-base coordinates the root
+        coordinate that moves it, or :attr:`num_dofs` where it is held at zero (by default
+        the root's coordinates in order)."""
+        return np.arange(self.arm_root_dofs)
 
     @property
     def arm_dofs(self) -> int:
         """``n_a``: strain coordinates per arm."""
-        return self.arm.num_dofs - self.root_dofs
+        return self.arm.num_dofs - self.arm_root_dofs
 
     @property
     def num_dofs(self) -> int:
         return self.root_dofs + self.num_arms * self.arm_dofs
 
     @property
-    def num_actuators(self) -> int:
+    def root_actuators(self) -> int:
+        """``m_r``: the root's own inputs, last in ``u`` (none by default)."""
+        return 0
+
+    @property
+    def arm_actuators(self) -> int:
+        """``K m_a``: the arms' inputs, first in ``u``."""
         return self.num_arms * self.arm.num_actuators
+
+    @property
+    def num_actuators(self) -> int:
+        return self.arm_actuators + self.root_actuators
 
     @property
     def arm_length(self) -> Float[Array, ""]:
@@ -101,30 +133,35 @@ class PlanarArmSet(SoftRobot):
 
     @property
     def coordinate_index(self) -> np.ndarray:
-        """``(K, b + n_a)``: the set's coordinates that arm ``k`` sees as its own
-        ``[q_root, q_arm]``."""
+        """``(K, r + n_a)``: the set's coordinates that arm ``k`` sees as its own
+        ``[r, q_arm]`` (``r`` its floating base's; the index :attr:`num_dofs` marks one held
+        at zero)."""
         na, nb = self.arm_dofs, self.root_dofs
         arms = nb + na * np.arange(self.num_arms)[:, None] + np.arange(na)[None, :]
-        return np.concatenate([np.broadcast_to(np.arange(nb), (self.num_arms, nb)), arms], axis=1)
+        root = np.broadcast_to(self._root_index(), (self.num_arms, self.arm_root_dofs))
+        return np.concatenate([root, arms], axis=1)
 
     def mounted_arm(self, k: int) -> PlanarPCS:
         """Arm ``k`` as a :class:`~sorogym.models.PlanarPCS` at its mount, to be evaluated
         at :meth:`arm_coordinates` ``(q)[k]``."""
         return jax.tree.map(lambda leaf: leaf[k], self._arms)
 
-    def arm_coordinates(self, q: Float[Array, " n"]) -> Float[Array, "K nb_na"]:
-        """``(K, b + n_a)``: each arm's local coordinates ``[q_root, q_arm_k]``."""
-        return q[self.coordinate_index]
+    def arm_coordinates(self, q: Float[Array, " n"]) -> Float[Array, "K r_na"]:
+        """``(K, r + n_a)``: each arm's local coordinates ``[r, q_arm_k]`` (held ones zero)."""
+        return jnp.concatenate([q, jnp.zeros((1,), q.dtype)])[self.coordinate_index]
 
     def _scatter_vectors(self, per_arm: Array, root: Array | None = None) -> Array:
-        """``(K, b + n_a)`` arm terms summed into ``(n,)`` (plus ``root`` on the root's ``b``)."""
-        out = jnp.zeros((self.num_dofs,), per_arm.dtype).at[self.coordinate_index].add(per_arm)
+        """``(K, r + n_a)`` arm terms summed into ``(n,)`` (plus ``root`` on the root's ``b``;
+        what falls on held coordinates is dropped: the rail carries it)."""
+        n = self.num_dofs
+        out = jnp.zeros((n + 1,), per_arm.dtype).at[self.coordinate_index].add(per_arm)[:n]
         return out if root is None else out.at[: self.root_dofs].add(root)
 
     def _scatter_matrices(self, per_arm: Array) -> Array:
-        """``(K, b + n_a, b + n_a)`` arm matrices summed into ``(n, n)``."""
-        idx = self.coordinate_index
-        return jnp.zeros((self.num_dofs,) * 2, per_arm.dtype).at[idx[:, :, None], idx[:, None, :]].add(per_arm)
+        """``(K, r + n_a, r + n_a)`` arm matrices summed into ``(n, n)``."""
+        idx, n = self.coordinate_index, self.num_dofs
+        out = jnp.zeros((n + 1,) * 2, per_arm.dtype).at[idx[:, :, None], idx[:, None, :]].add(per_arm)
+        return out[:n, :n]
 
     def _on_arms(self, fn, *args):
         """``fn(arm_k, *args_k)`` for every mounted arm under one ``vmap``."""
@@ -144,6 +181,18 @@ class PlanarArmSet(SoftRobot):
         """The root's own gravitational energy [J]."""
         return jnp.zeros((), q.dtype)
 
+    def _root_stiffness(self) -> Array | None:
+        """``(b,)`` diagonal stiffness of the root's coordinates towards zero, or ``None``."""
+        return None
+
+    def _root_damping(self) -> Array | None:
+        """``(b,)`` diagonal damping of the root's coordinates, or ``None``."""
+        return None
+
+    def _root_actuation_matrix(self, dtype) -> Array:
+        """``(b, m_r)``: the generalized force of the root's inputs (none by default)."""
+        return jnp.zeros((self.root_dofs, self.root_actuators), dtype)
+
     # -- kinematics --------------------------------------------------------------------
 
     def forward_kinematics(self, q: Float[Array, " n"], s, arm: int = 0) -> Float[Array, "3 3"]:
@@ -158,7 +207,8 @@ class PlanarArmSet(SoftRobot):
         """Jacobian ``(3, n)`` of arm ``arm``'s backbone twist at arc length ``s`` [m]
         (``frame`` as :meth:`PlanarPCS.jacobian <sorogym.models.PlanarPCS.jacobian>`)."""
         J = self.mounted_arm(arm).jacobian(self.arm_coordinates(q)[arm], s, frame)
-        return jnp.zeros((J.shape[0], self.num_dofs), J.dtype).at[:, self.coordinate_index[arm]].set(J)
+        n = self.num_dofs
+        return jnp.zeros((J.shape[0], n + 1), J.dtype).at[:, self.coordinate_index[arm]].add(J)[:, :n]
 
     def backbone_positions(self, q: Float[Array, " n"], s_ps) -> Float[Array, "K p 2"]:
         """Every arm's backbone positions ``(K, p, 2)`` [m] at the arc lengths ``s_ps``."""
@@ -167,6 +217,11 @@ class PlanarArmSet(SoftRobot):
     def arm_tips(self, q: Float[Array, " n"]) -> Float[Array, "K 2"]:
         """Every arm's tip position ``(K, 2)`` [m]."""
         return self.backbone_positions(q, self.arm.total_length[None])[:, 0]
+
+    def tip_poses(self, q: Float[Array, " n"]) -> tuple[Array, Array]:
+        """``(positions (K, 2) [m], headings (K, 2) unit)`` of every arm's tip (world frame)."""
+        poses = self._on_arms(lambda a, qa: a.forward_kinematics(qa, a.total_length), self.arm_coordinates(q))
+        return poses[:, :2, 2], poses[:, :2, 0]
 
     def backbone_points(self, q: Float[Array, " n"], qd: Float[Array, " n"], s_ps):
         """Every arm's backbone points at the arc lengths ``s_ps`` ``(p,)`` [m] from one
@@ -179,9 +234,10 @@ class PlanarArmSet(SoftRobot):
             return poses[:, :2, 2], J[:, 1:, :]  # planar twist rows [omega, vx, vy]
 
         positions, J_local = self._on_arms(one, self.arm_coordinates(q))  # (K, p, 2), (K, p, 2, b + n_a)
-        select = np.zeros((self.num_arms, self.coordinate_index.shape[1], self.num_dofs))
+        select = np.zeros((self.num_arms, self.coordinate_index.shape[1], self.num_dofs + 1))
         for k, idx in enumerate(self.coordinate_index):
             select[k, np.arange(idx.size), idx] = 1.0
+        select = select[..., : self.num_dofs]  # held coordinates move nothing
         J = jnp.einsum("kpcl,kln->kpcn", J_local, jnp.asarray(select, J_local.dtype))
         return positions, jnp.einsum("kpcn,n->kpc", J, qd), J
 
@@ -261,24 +317,30 @@ class PlanarArmSet(SoftRobot):
 
     # -- elastic and damping ---------------------------------------------------------------
 
-    def _diagonal(self, arm_diagonal: Array) -> Array:
-        """``(n,)``: zero on the root, the arm's strain diagonal on every arm."""
-        nb = self.root_dofs
-        return jnp.concatenate([jnp.zeros((nb,), arm_diagonal.dtype), jnp.tile(arm_diagonal[nb:], self.num_arms)])
+    def _diagonal(self, arm_diagonal: Array, root: Array | None) -> Array:
+        """``(n,)``: ``root`` (zero if ``None``) on the root, the arm's strain diagonal on every arm."""
+        root = jnp.zeros((self.root_dofs,), arm_diagonal.dtype) if root is None else root.astype(arm_diagonal.dtype)
+        return jnp.concatenate([root, jnp.tile(arm_diagonal[self.arm_root_dofs :], self.num_arms)])
+
+    def _stiffness_diagonal(self) -> Array:
+        return self._diagonal(self.arm._stiffness_diagonal, self._root_stiffness())
+
+    def _damping_diagonal(self) -> Array:
+        return self._diagonal(self.arm._damping_diagonal, self._root_damping())
 
     def elastic_force(self, q) -> Float[Array, " n"]:
-        """Hookean ``K(q) = S q`` (``S`` diagonal, zero on the root)."""
-        return self._diagonal(self.arm._stiffness_diagonal) * q
+        """Hookean ``K(q) = S q`` (``S`` diagonal: the arms' and the root's, zero by default)."""
+        return self._stiffness_diagonal() * q
 
     def damping_force(self, qd) -> Float[Array, " n"]:
-        """Viscous ``D qd`` (``D`` diagonal, zero on the root)."""
-        return self._diagonal(self.arm._damping_diagonal) * qd
+        """Viscous ``D qd`` (``D`` diagonal: the arms' and the root's, zero by default)."""
+        return self._damping_diagonal() * qd
 
     def stiffness_matrix(self) -> Float[Array, "n n"]:
-        return jnp.diag(self._diagonal(self.arm._stiffness_diagonal))
+        return jnp.diag(self._stiffness_diagonal())
 
     def damping_matrix(self) -> Float[Array, "n n"]:
-        return jnp.diag(self._diagonal(self.arm._damping_diagonal))
+        return jnp.diag(self._damping_diagonal())
 
     def gravitational_energy(self, q) -> Float[Array, ""]:
         """``U_g`` [J] of the in-plane gravity (the arms' plus the root's)."""
@@ -295,33 +357,45 @@ class PlanarArmSet(SoftRobot):
     # -- actuation ---------------------------------------------------------------------
 
     def arm_inputs(self, u: Array) -> Array:
-        """``(K, m_a)``: the inputs ``u`` ``(K m_a,)`` split per arm."""
-        return jnp.reshape(u, (self.num_arms, self.arm.num_actuators))
+        """``(K, m_a)``: the arms' inputs, the first ``K m_a`` of ``u``, split per arm."""
+        return jnp.reshape(u[: self.arm_actuators], (self.num_arms, self.arm.num_actuators))
+
+    def _root_force(self, u: Array) -> Array | None:
+        """``(b,)`` generalized force of the root's inputs ``u[K m_a:]``, or ``None``."""
+        if not self.root_actuators:
+            return None
+        return self._root_actuation_matrix(u.dtype) @ u[self.arm_actuators :]
 
     def actuation_context(self, q: Float[Array, " n"]):
         """Every arm's actuation context, stacked on a leading axis ``K``."""
         return self._on_arms(lambda a, qa: a.actuation_context(qa), self.arm_coordinates(q))
 
     def actuation_force(self, q: Float[Array, " n"], u: Float[Array, " m"]) -> Float[Array, " n"]:
-        """``sum_k P_k^T A_k(q) effort(u_k)`` ``(n,)`` (``u``: the arms' inputs in order)."""
+        """``sum_k P_k^T A_k(q) effort(u_k)`` ``(n,)`` plus the root's inputs' force (``u``: the
+        arms' inputs in order, then the root's)."""
         inputs = self.arm_inputs(u)
         per_arm = self._on_arms(lambda a, qa, ua: a.actuation_force(qa, ua), self.arm_coordinates(q), inputs)
-        return self._scatter_vectors(per_arm)
+        return self._scatter_vectors(per_arm, self._root_force(u))
 
     def actuation_matrix(self, q: Float[Array, " n"]) -> Float[Array, "n m"]:
-        """``A(q)`` ``(n, K m_a)``: each arm's actuation matrix in its own columns."""
-        per_arm = self._on_arms(lambda a, qa: a.actuation_matrix(qa), self.arm_coordinates(q))  # (K, b+na, m_a)
-        idx, m_a = self.coordinate_index, self.arm.num_actuators
+        """``A(q)`` ``(n, K m_a + m_r)``: each arm's actuation matrix in its own columns, the
+        root's last."""
+        per_arm = self._on_arms(lambda a, qa: a.actuation_matrix(qa), self.arm_coordinates(q))  # (K, r+na, m_a)
+        idx, m_a, n = self.coordinate_index, self.arm.num_actuators, self.num_dofs
         cols = np.arange(self.num_arms)[:, None] * m_a + np.arange(m_a)[None, :]
-        A = jnp.zeros((self.num_dofs, self.num_actuators), per_arm.dtype)
-        return A.at[idx[:, :, None], cols[:, None, :]].add(per_arm)
+        A = jnp.zeros((n + 1, self.num_actuators), per_arm.dtype)
+        A = A.at[idx[:, :, None], cols[:, None, :]].add(per_arm)[:n]
+        return A.at[: self.root_dofs, self.arm_actuators :].add(self._root_actuation_matrix(per_arm.dtype))
 
     def actuation_coordinates(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Every arm's actuator coordinates (tendon shortening [m]) in input order."""
-        return self._on_arms(lambda a, qa: a.actuation_coordinates(qa), self.arm_coordinates(q)).reshape(-1)
+        """Every arm's actuator coordinates (tendon shortening [m]) in input order, then the
+        root's (``B_r^T q_root``)."""
+        arms = self._on_arms(lambda a, qa: a.actuation_coordinates(qa), self.arm_coordinates(q)).reshape(-1)
+        root = self._root_actuation_matrix(q.dtype).T @ q[: self.root_dofs]
+        return jnp.concatenate([arms, root])
 
     def tendon_lengths(self, q: Float[Array, " n"]) -> Float[Array, " m"]:
-        """Every arm's tendon path lengths [m] in input order."""
+        """Every arm's tendon path lengths [m] in input order (the arms' inputs alone)."""
         return self._on_arms(lambda a, qa: a.tendon_lengths(qa), self.arm_coordinates(q)).reshape(-1)
 
 

@@ -71,10 +71,5 @@ class PlanarArms(PlanarArmSet):
         """The same arms at the same mounts with new parameters (same shapes: no recompilation)."""
         return PlanarArms(self.arm.with_params(params), self.mounts)
 
-    def tip_poses(self, q: Float[Array, " n"]) -> tuple[Array, Array]:
-        """``(positions (K, 2) [m], headings (K, 2) unit)`` of every arm's tip (world frame)."""
-        poses = self._on_arms(lambda a, qa: a.forward_kinematics(qa, a.total_length), self.arm_coordinates(q))
-        return poses[:, :2, 2], poses[:, :2, 0]
-
 
 __all__ = ["PlanarArms"]
