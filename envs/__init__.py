@@ -44,6 +44,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
     ),
     "WrapAndHold-v0": CatalogueEntry("sorogym.envs.wrap_and_hold:WrapAndHold", 120),
     "TwoArmReach-v0": CatalogueEntry("sorogym.envs.two_arm_reach:TwoArmReach", 80),
+    "GraspAndLift-v0": CatalogueEntry("sorogym.envs.grasp_and_lift:GraspAndLift", 100),
 }
 
 

@@ -32,6 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from ..models._params import check_field
+
 _TINY = 1e-20  # inside square roots: finite gradients at zero length
 
 
@@ -93,9 +95,12 @@ class NormalContactLoad(eqx.Module):
     ``lookahead k`` (plus ``k d delta``) on the contact normals, so a stiff contact between
     a light arm tip and what it touches does not limit the step (explicitly, ``sqrt(k /
     m_tip) h`` above about 1 rings and then diverges). Set ``lookahead`` to the integrator's
-    step [s]; 0 gives the explicit force. Friction enters the iteration matrix with its
-    slope ``mu f_n eps^2 / (v_t^2 + eps^2)^(3/2)`` on the tangents (at most ``mu f_n /
-    eps``), so a sticking contact does not limit the step either.
+    step [s]; 0 gives the explicit force. Friction enters the iteration matrix as the
+    viscous coefficient ``mu f_n / sqrt(v_t^2 + eps^2)`` on the tangents (its secant at the
+    step's start, at most ``mu f_n / eps``), so a sticking contact does not limit the step
+    either, and the step's friction only ever dissipates: the tangent's slope, steep at
+    rest and flat in a slide, extrapolated the force of a contact that starts to slip far
+    past ``mu f_n`` (fingers squeezing a light object then diverged at 3 ms steps).
     """
 
     stiffness: eqx.AbstractVar[Float[Array, ""]]
@@ -136,8 +141,8 @@ class NormalContactLoad(eqx.Module):
     def load_map(self, scene, q: Float[Array, " n"], qd: Float[Array, " n"]):
         """``v -> LineLoadTerms``: the contact's generalized force ``(n,)`` at velocity
         ``v`` on the frozen configuration ``q`` (depths looked ahead, class docstring) and
-        its velocity stiffness ``(n, n)`` (the friction's slope with the normal force
-        held)."""
+        its velocity stiffness ``(n, n)`` (the friction's secant coefficient with the
+        normal force held, class docstring)."""
         from ..models import LineLoadTerms
 
         depth, J_n, J_t = self.contact_rows(scene, q)
@@ -152,7 +157,7 @@ class NormalContactLoad(eqx.Module):
             v_t = J_t @ v
             root = jnp.sqrt(v_t * v_t + eps * eps)
             f_t = -mu * f_n * v_t / root
-            slip_slope = mu * f_n * eps * eps / root**3
+            slip_slope = mu * f_n / root  # the secant: friction as a viscous coefficient, never overshot
             force = J_n.T @ f_n + J_t.T @ f_t
             damping = jnp.einsum("pn,p,pm->nm", J_n, slope, J_n) + jnp.einsum("pn,p,pm->nm", J_t, slip_slope, J_t)
             return LineLoadTerms(force, damping)
@@ -252,7 +257,8 @@ class FloorContact(NormalContactLoad):
     along +y, regularised Coulomb friction along x).
 
     The robot is probed at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii`` ``(P,)``
-    [m] (every arm of a robot of ``K`` arms), depth ``r - (y - height)``. Each body is
+    [m] (every arm of a robot of ``K`` arms; none for an empty ``s_ps``), depth ``r - (y -
+    height)``. With ``bodies`` (the default) each body is
     probed at the four corners ``(+-a, +-b)`` of its outline as discs of its corner radius
     ``rho`` (:class:`~sorogym.models.PlanarBodies`), each touching at its lowest point ``c =
     x + R o - rho e_y``, where the floor's force acts on the body (a box resting flat presses
@@ -264,6 +270,7 @@ class FloorContact(NormalContactLoad):
     s_ps: Float[Array, " P"]
     radii: Float[Array, " P"]
     height: Float[Array, ""]
+    bodies: bool = eqx.field(static=True)
     stiffness: Float[Array, ""]
     damping: Float[Array, ""]
     lookahead: Float[Array, ""]
@@ -280,19 +287,22 @@ class FloorContact(NormalContactLoad):
         friction=0.0,
         slip_velocity=1e-3,
         height=0.0,
+        bodies=True,
         dtype=None,
     ):
         dtype = dtype or jnp.result_type(float)
+        self.bodies = bool(bodies)
         self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
         self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
         self.height = jnp.asarray(height, dtype)
-        if self.height.shape != () or not np.isfinite(float(self.height)):
-            raise ValueError(f"height: expected a finite scalar [m], got {height}")
+        if self.height.shape != ():
+            raise ValueError(f"height: expected a scalar [m], got shape {self.height.shape}")
+        check_field("height", self.height)
         self._set_law(stiffness, damping, lookahead, friction, slip_velocity, dtype)
 
     def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
         """``(depths (P',) [m], J_n (P', n), J_t (P', n))`` at ``q``: the robot's probes
-        (``K P``) then each body's four corners (``4 B``)."""
+        (``K P``) then each body's four corners (``4 B``, with ``bodies``)."""
         n = q.shape[0]
         height = self.height.astype(q.dtype)
         depth, J_n, J_t = [], [], []
@@ -302,7 +312,7 @@ class FloorContact(NormalContactLoad):
             depth.append(radii - (positions[:, 1] - height))
             J_n.append(J[:, 1, :])
             J_t.append(-J[:, 0, :])
-        B = scene.num_bodies
+        B = scene.num_bodies if self.bodies else 0
         if B:
             R, p = scene.body_frames(q)
             h, rho = scene.bodies.half_extents.astype(q.dtype), scene.bodies.corner_radius.astype(q.dtype)
