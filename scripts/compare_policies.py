@@ -52,6 +52,7 @@ ENVS = {
     "push_to_goal": "PushToGoal-v0",
     "wrap_and_hold": "WrapAndHold-v0",
     "two_arm_reach": "TwoArmReach-v0",
+    "grasp_and_lift": "GraspAndLift-v0",
 }
 RUNS = ("ppo", "bc", "dagger", "ppo_warm")
 LABELS = {"ppo": "ppo", "bc": "bc", "dagger": "dagger", "ppo_warm": "ppo (warm start)"}

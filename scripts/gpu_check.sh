@@ -19,7 +19,7 @@
 # (planning_gpu.json / .md: CR-Solver's IK, path-following and trajectory protocols)
 # and short PPO runs on the locomotion and manipulation envs (snake_to_goal_ppo/,
 # inchworm_crawl_ppo/, swimmer_to_goal_ppo/, brittle_star_to_goal_ppo/, push_to_goal_ppo/,
-# wrap_and_hold_ppo/, two_arm_reach_ppo/).
+# wrap_and_hold_ppo/, two_arm_reach_ppo/, grasp_and_lift_ppo/).
 set -euo pipefail
 
 PYTHON="${PYTHON:-.venv/bin/python}"
@@ -47,7 +47,7 @@ nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (exit $?)" >>
 # Short PPO runs on the locomotion and manipulation envs with many parallel envs: the speed of
 # their implicit loads (ground friction, Newton-corrected stick-slip, resistive-force drag,
 # the objects' table friction and arm contact) at scale.
-for task in snake_to_goal inchworm_crawl swimmer_to_goal brittle_star_to_goal push_to_goal wrap_and_hold two_arm_reach; do
+for task in snake_to_goal inchworm_crawl swimmer_to_goal brittle_star_to_goal push_to_goal wrap_and_hold two_arm_reach grasp_and_lift; do
     "$PYTHON" -m sorogym train "configs/ppo/$task.yaml" ppo.num_envs=2048 ppo.batch_size=512 \
         ppo.num_minibatches=8 ppo.num_timesteps=4000000 ppo.num_evals=11 logging.wandb=disabled \
         "logging.output_root=$OUT/runs" --run-id "gpu-$task" --export "$OUT/${task}_ppo" --quiet \

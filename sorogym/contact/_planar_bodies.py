@@ -109,6 +109,11 @@ class NormalContactLoad(eqx.Module):
     friction: eqx.AbstractVar[Float[Array, ""]]
     slip_velocity: eqx.AbstractVar[Float[Array, ""]]
 
+    def _set_probes(self, s_ps, radii, dtype) -> None:
+        """Set the robot's probe abscissae ``s_ps`` ``(P,)`` [m] and radii (broadcast to ``(P,)``)."""
+        self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
+        self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
+
     def _set_law(self, stiffness, damping, lookahead, friction, slip_velocity, dtype) -> None:
         """Set and check the law's parameters (``ValueError`` naming the field): a positive
         stiffness and slip velocity, non-negative damping, look-ahead and friction."""
@@ -223,8 +228,7 @@ class BodyContact(NormalContactLoad):
 
         dtype = dtype or jnp.result_type(float)
         self.body = int(body)
-        self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
-        self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
+        self._set_probes(s_ps, radii, dtype)
         self._set_law(stiffness, damping, lookahead, friction, slip_velocity, dtype)
 
     def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
@@ -292,8 +296,7 @@ class FloorContact(NormalContactLoad):
     ):
         dtype = dtype or jnp.result_type(float)
         self.bodies = bool(bodies)
-        self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
-        self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
+        self._set_probes(s_ps, radii, dtype)
         self.height = jnp.asarray(height, dtype)
         if self.height.shape != ():
             raise ValueError(f"height: expected a scalar [m], got shape {self.height.shape}")

@@ -101,10 +101,9 @@ class ArmPairContact(NormalContactLoad):
         if a == b or min(a, b) < 0:
             raise ValueError(f"arms: expected two different arm indices, got {arms}")
         self.arms = (a, b)
-        self.s_ps = jnp.asarray(s_ps, dtype).reshape(-1)
+        self._set_probes(s_ps, radii, dtype)
         if self.s_ps.shape[0] < 2:
             raise ValueError("s_ps: the chain needs at least two points")
-        self.radii = jnp.broadcast_to(jnp.asarray(radii, dtype), self.s_ps.shape)
         self._set_law(stiffness, damping, lookahead, friction, slip_velocity, dtype)
 
     def contact_rows(self, scene, q: Float[Array, " n"]) -> tuple[Array, Array, Array]:
