@@ -35,6 +35,7 @@ def test_concrete_models_are_final_and_abstract_bases_do_not_instantiate():
         sg.BodyTree,
         sg.PlanarStar,
         sg.PlanarArms,
+        sg.PlanarGripper,
         sg.PlanarScene,
     }
     for cls in concrete:
