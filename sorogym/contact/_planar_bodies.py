@@ -80,7 +80,9 @@ def body_penetration(
 class NormalContactLoad(eqx.Module):
     """A compliant planar contact with regularised Coulomb friction, taken implicitly in the
     velocity, as a member of :class:`~sorogym.models.SceneLoad`'s ``interactions``
-    (abstract: a subclass gives its contact geometry by :meth:`contact_rows`).
+    (abstract: a subclass gives its contact geometry by :meth:`contact_rows`). Every
+    subclass probes the robot at the abscissae ``s_ps`` ``(P,)`` [m] as discs of ``radii``
+    (set by :meth:`_set_probes`) and holds the law's parameters below (:meth:`_set_law`).
 
     Each overlapping probe feels the Hunt-Crossley normal force ``f_n = k delta (1 + d
     delta_dot)`` (:class:`~sorogym.contact.ContactLaw`'s, ``stiffness`` ``k`` [N/m],
@@ -103,11 +105,13 @@ class NormalContactLoad(eqx.Module):
     past ``mu f_n`` (fingers squeezing a light object then diverged at 3 ms steps).
     """
 
-    stiffness: eqx.AbstractVar[Float[Array, ""]]
-    damping: eqx.AbstractVar[Float[Array, ""]]
-    lookahead: eqx.AbstractVar[Float[Array, ""]]
-    friction: eqx.AbstractVar[Float[Array, ""]]
-    slip_velocity: eqx.AbstractVar[Float[Array, ""]]
+    s_ps: Float[Array, " P"]  # the robot's probe abscissae [m] (set by _set_probes)
+    radii: Float[Array, " P"]  # the probes' radii [m]
+    stiffness: Float[Array, ""]  # the law's parameters (set by _set_law)
+    damping: Float[Array, ""]
+    lookahead: Float[Array, ""]
+    friction: Float[Array, ""]
+    slip_velocity: Float[Array, ""]
 
     def _set_probes(self, s_ps, radii, dtype) -> None:
         """Set the robot's probe abscissae ``s_ps`` ``(P,)`` [m] and radii (broadcast to ``(P,)``)."""
@@ -205,13 +209,6 @@ class BodyContact(NormalContactLoad):
     """
 
     body: int = eqx.field(static=True)
-    s_ps: Float[Array, " P"]
-    radii: Float[Array, " P"]
-    stiffness: Float[Array, ""]
-    damping: Float[Array, ""]
-    lookahead: Float[Array, ""]
-    friction: Float[Array, ""]
-    slip_velocity: Float[Array, ""]
 
     def __init__(
         self,
@@ -271,15 +268,8 @@ class FloorContact(NormalContactLoad):
     normal turned by +90 degrees), so a disc that rolls without slipping does not slide.
     """
 
-    s_ps: Float[Array, " P"]
-    radii: Float[Array, " P"]
     height: Float[Array, ""]
     bodies: bool = eqx.field(static=True)
-    stiffness: Float[Array, ""]
-    damping: Float[Array, ""]
-    lookahead: Float[Array, ""]
-    friction: Float[Array, ""]
-    slip_velocity: Float[Array, ""]
 
     def __init__(
         self,

@@ -84,13 +84,6 @@ class ArmPairContact(NormalContactLoad):
     """
 
     arms: tuple[int, int] = eqx.field(static=True)
-    s_ps: Float[Array, " P"]
-    radii: Float[Array, " P"]
-    stiffness: Float[Array, ""]
-    damping: Float[Array, ""]
-    lookahead: Float[Array, ""]
-    friction: Float[Array, ""]
-    slip_velocity: Float[Array, ""]
 
     def __init__(
         self, arms, s_ps, radii, stiffness, damping=0.0, lookahead=0.0, friction=0.0, slip_velocity=1e-3, dtype=None
