@@ -38,8 +38,19 @@ from jaxtyping import Array, Float
 
 from ..actuation import Actuation
 from ._base import DynamicalTerms, SoftRobot
+from ._params import check_field
 from ._pcs import PlanarPCS
 from ._rod import LineLoad, LineLoadTerms
+
+
+def checked_mounts(mounts, dtype) -> Array:
+    """``mounts`` as a ``(K, 3)`` array ``[theta, x, y]`` of ``dtype``; ``ValueError`` naming
+    ``mounts`` for another shape, ``K < 1`` or non-finite entries."""
+    mounts = jnp.asarray(mounts, dtype)
+    if mounts.ndim != 2 or mounts.shape[0] < 1 or mounts.shape[1] != 3:
+        raise ValueError(f"mounts: expected shape (K, 3) [theta, x, y] with K >= 1, got {mounts.shape}")
+    check_field("mounts", mounts)
+    return mounts
 
 
 def stack_modules(modules):
@@ -399,4 +410,4 @@ class PlanarArmSet(SoftRobot):
         return self._on_arms(lambda a, qa: a.tendon_lengths(qa), self.arm_coordinates(q)).reshape(-1)
 
 
-__all__ = ["PlanarArmSet", "stack_modules"]
+__all__ = ["PlanarArmSet", "checked_mounts", "stack_modules"]

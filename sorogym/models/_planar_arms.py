@@ -15,12 +15,11 @@ from __future__ import annotations
 from typing import final
 
 import equinox as eqx
-import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ._params import RodParams, check_field
+from ._params import RodParams
 from ._pcs import PlanarPCS
-from ._planar_arm_set import PlanarArmSet, stack_modules
+from ._planar_arm_set import PlanarArmSet, checked_mounts, stack_modules
 
 
 @final
@@ -48,10 +47,7 @@ class PlanarArms(PlanarArmSet):
         if not isinstance(arm, PlanarPCS) or arm.floating_base:
             raise TypeError("arm: expected a PlanarPCS with a fixed base (floating_base=False)")
         dtype = arm.params.length.dtype
-        mounts = jnp.asarray(mounts, dtype)
-        if mounts.ndim != 2 or mounts.shape[0] < 1 or mounts.shape[1] != 3:
-            raise ValueError(f"mounts: expected shape (K, 3) [theta, x, y] with K >= 1, got {mounts.shape}")
-        check_field("mounts", mounts)
+        mounts = checked_mounts(mounts, dtype)
         self.arm = arm
         self.num_arms = int(mounts.shape[0])
         self.mounts = mounts

@@ -40,7 +40,7 @@ from jaxtyping import Array, Float
 
 from ._params import RodParams, check_field, check_shape
 from ._pcs import PlanarPCS
-from ._planar_arm_set import PlanarArmSet, stack_modules
+from ._planar_arm_set import PlanarArmSet, checked_mounts, stack_modules
 
 
 @final
@@ -76,10 +76,7 @@ class PlanarGripper(PlanarArmSet):
         if not isinstance(finger, PlanarPCS) or not finger.floating_base:
             raise TypeError("finger: expected a PlanarPCS with floating_base=True (the palm is its floating base)")
         dtype = finger.params.length.dtype
-        mounts = jnp.asarray(mounts, dtype)
-        if mounts.ndim != 2 or mounts.shape[0] < 1 or mounts.shape[1] != 3:
-            raise ValueError(f"mounts: expected shape (K, 3) [theta, x, y] with K >= 1, got {mounts.shape}")
-        check_field("mounts", mounts)
+        mounts = checked_mounts(mounts, dtype)
         palm_position = jnp.asarray(palm_position, dtype)
         check_shape("palm_position", palm_position, (2,))
         check_field("palm_position", palm_position)
