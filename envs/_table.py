@@ -102,6 +102,14 @@ def probe_abscissae(config) -> np.ndarray:
     return (np.arange(1, config.num_probes + 1) / config.num_probes) * length
 
 
+def contact_law(env) -> tuple[float, float, float]:
+    """``(stiffness [N/m], Hunt-Crossley damping [s/m], look-ahead [s])`` of ``env.config``'s
+    contact: the depth looked ahead by ``contact_lookahead`` substeps when
+    ``implicit_contact``, else 0 (the explicit force)."""
+    c = env.config
+    return c.contact_stiffness, c.contact_damping, c.contact_lookahead * env.substep_dt if c.implicit_contact else 0.0
+
+
 def arm_object_contact(env, model, body: int = 0) -> BodyContact:
     """The contact between the arm of the episode's ``model`` (its probes as discs of its
     radius) and object ``body``: ``config.contact_stiffness`` [N/m], Hunt-Crossley
@@ -113,9 +121,7 @@ def arm_object_contact(env, model, body: int = 0) -> BodyContact:
         body,
         s,
         cross_section_radius(model.robot, s),
-        c.contact_stiffness,
-        c.contact_damping,
-        c.contact_lookahead * env.substep_dt if c.implicit_contact else 0.0,
+        *contact_law(env),
         dtype=env.dtype,
     )
 

@@ -82,7 +82,7 @@ from sorogym.models import (
 )
 
 from ._common import first_order_lag
-from ._table import TableArmConfig, check_arm_config, check_range, probe_abscissae, table_view
+from ._table import TableArmConfig, check_arm_config, check_range, contact_law, probe_abscissae, table_view
 
 G = 9.81
 FINGER_SIGNS = np.array([1.0, -1.0])  # the curvature that closes finger k towards the other
@@ -307,19 +307,14 @@ class GraspAndLift(SoroEnv):
         """The fingers' probes against the object (``friction`` this episode's coefficient)."""
         c = self.config
         s, radii = self._probes(model)
-        return BodyContact(0, s, radii, c.contact_stiffness, c.contact_damping, self._lookahead(), friction,
-                           c.slip_velocity, dtype=self.dtype)  # fmt: skip
-
-    def _lookahead(self):
-        c = self.config
-        return c.contact_lookahead * self.substep_dt if c.implicit_contact else 0.0
+        return BodyContact(0, s, radii, *contact_law(self), friction, c.slip_velocity, dtype=self.dtype)
 
     def line_load(self, model, ps):
         """The fingers on the object, the fingers and the object on the table, and finger
         against finger, all implicit."""
         c = self.config
         s, radii = self._probes(model)
-        law = (c.contact_stiffness, c.contact_damping, self._lookahead())
+        law = contact_law(self)
         table = FloorContact([], [], *law, ps.task.floor_friction, c.slip_velocity, dtype=self.dtype)
         fingers_on_table = FloorContact(s, radii, *law, bodies=False, dtype=self.dtype)
         pair = ArmPairContact((0, 1), s, radii, *law, dtype=self.dtype)

@@ -68,7 +68,7 @@ from sorogym.models import (
 from sorogym.planning import levenberg_marquardt
 
 from ._common import first_order_lag
-from ._table import TableArmConfig, check_arm_config, probe_abscissae, table_arm_params, table_view
+from ._table import TableArmConfig, check_arm_config, contact_law, probe_abscissae, table_arm_params, table_view
 
 ARM_OBSERVATIONS = 18  # per arm, see the module docstring
 
@@ -213,9 +213,7 @@ class TwoArmReach(SoroEnv):
             (0, 1),
             s,
             cross_section_radius(model.robot.arm, s),
-            c.contact_stiffness,
-            c.contact_damping,
-            c.contact_lookahead * self.substep_dt if c.implicit_contact else 0.0,
+            *contact_law(self),
             dtype=self.dtype,
         )
 
