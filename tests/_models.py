@@ -48,6 +48,9 @@ MODEL_CASES = {
     # GVS: conical links; a 6-coordinate monomial link (linear bending, constant torsion
     # and elongation, as the paper's conical arm) and a Legendre link with quadratic bending
     "gvs2_mixed_tendons": (sg.GVS, 2, "mixed", "tendons"),
+    # GVS with local-control bases: a quadratic B-spline link, a cumulative Hermite link, a
+    # cumulative piecewise linear (degree-1 B-spline) link; three links (compact dynamics)
+    "gvs3_spline_tendons": (sg.GVS, 3, "splines", "tendons"),
     # articulated chain: 3 joints (seeded mix of revolute and prismatic), tendons through
     # via-points on the base and the links (the chain's ``s`` is a frame index)
     "chain3_articulated_tendons": (sg.ArticulatedSoftRobot, 3, None, "articulated_tendons"),
@@ -112,6 +115,11 @@ GVS_BASES = {
     "mixed": (
         sg.StrainBasis.create(("kx", "ky", "kz", "sx"), {"ky": 1, "kz": 1}),
         sg.StrainBasis.create(("ky", "kz", "sy"), {"ky": 2, "kz": 1}, kind="legendre"),
+    ),
+    "splines": (
+        sg.StrainBasis.bspline(("ky", "kz"), {"ky": 4, "kz": 3}, degree=2),
+        sg.StrainBasis.hermite(("ky", "sx"), 2, cumulative=True),
+        sg.StrainBasis.bspline(("kx", "kz"), 3, degree=1, cumulative=True),
     ),
 }
 

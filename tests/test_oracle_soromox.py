@@ -31,11 +31,12 @@ EXACT_RTOL = 1e-12
 
 # one draw for GVS: soromox compiles its GVS for ~2 minutes per robot; the articulated chain
 # (frame-index kinematics, via-point tendons soromox's twin does not build) has its soromox
-# and MuJoCo oracles in test_articulated
+# and MuJoCo oracles in test_articulated; soromox has no spline strain bases (the spline
+# case is checked against the monomial basis it spans in test_gvs)
 CASES = [
     (name, seed)
     for name in MODEL_CASES
-    if not name.startswith("chain")
+    if not name.startswith("chain") and "spline" not in name
     for seed in ((3,) if name.startswith("gvs") else (3, 4))
 ]
 

@@ -37,7 +37,7 @@ from . import _gvs_kernel as gvs_kernel
 from . import _pcs_kernel as kernel
 from ._base import DynamicalTerms
 from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
-from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes
+from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes, pad_rule
 from ._params import RodParams, check_field, check_shape, per_segment
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps, prefix_sum
@@ -126,7 +126,9 @@ class GVS(QuadratureRod):
             :class:`~sorogym.actuation.GeneralizedActuation` (default) or
             :class:`~sorogym.actuation.Tendons` routed in each link's cross-section (their
             path integrals use the links' Gauss points).
-        num_gauss_points: Gauss-Legendre points per link (one for all links, or one each).
+        num_gauss_points: Gauss-Legendre points per link (one for all links, or one each);
+            for spline bases, per knot span (:attr:`StrainBasis.breakpoints`), whose
+            knots also bound the Magnus cells.
     """
 
     ops: ClassVar = SpatialOps
@@ -174,8 +176,10 @@ class GVS(QuadratureRod):
             raise ValueError(f"num_gauss_points: expected integers >= 1, one or {N}, got {num_gauss_points}")
         self.params, self.bases, self.num_gauss_points = params, bases, gauss
         dtype = params.length.dtype
-        Q = max(gauss)
-        rules = [link_nodes(g, Q) for g in gauss]
+        rules = [link_nodes(g, b.breakpoints) for g, b in zip(gauss, bases)]
+        size = max(r[0].size for r in rules)
+        rules = [pad_rule(*r, size) for r in rules]
+        Q = size - 2
         nodes = jnp.asarray(np.stack([r[0] for r in rules]), dtype)  # (N, Q + 2)
         weights01 = jnp.asarray(np.stack([r[1] for r in rules]), dtype)
         self._nodes = nodes
