@@ -162,14 +162,6 @@ def _average(a, b):
     return 0.5 * (a + b)
 
 
-#: The fixed-step schemes an environment may run (``config.integrator``), each
-#: ``(model, y, applied_force, h) -> y_next``.
-FIXED_STEP_SCHEMES: dict[str, Callable] = {
-    "trapezoid": linear_trapezoid_step,
-    "trapezoid_pc": trapezoid_predictor_corrector_step,
-}
-
-
 def actuation_applied_force(model: SoftRobot, args: tuple) -> AppliedForce:
     """The :data:`AppliedForce` of a diffrax ``args`` actuation tuple, ``()``, ``(u,)`` or
     ``(u, tau_ext)`` (the convention of ``model.forward_dynamics``)."""
