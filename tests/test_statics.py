@@ -166,3 +166,38 @@ def test_bad_input_names_the_argument(planar_arm):
         planar_arm.static_equilibrium(q0=jnp.zeros(1))
     with pytest.raises(ValueError, match="ramp_steps"):
         planar_arm.static_equilibrium(ramp_steps=-1)
+
+
+def test_dead_tip_moment_bends_a_uniform_rod_into_the_closed_form_arc():
+    """A dead moment ``M`` about ``-y`` at the tip of a uniform horizontal rod (bending
+    only): constant curvature ``M / (E I)`` about ``-y``, the tip on the circle
+    ``(sin(k L), 0, 1 - cos(k L)) / k`` (1e-10), ``dq*/dM = -1 / (E I)`` by implicit
+    differentiation (1e-9); a force on it: the residual with its Jacobian-transposed load
+    vanishes; bad shapes name the argument."""
+    E, r, L = 2e5, 0.02, 0.4
+    params = sg.GVSParams.create(
+        length=[L], radius=r, density=1000.0, young_modulus=E, gravity=[0.0, 0.0, 0.0], mounting="horizontal",
+        dtype=jnp.float64,
+    )  # fmt: skip
+    model = sg.GVS(params, sg.StrainBasis.create(("ky",), 0))
+    EI = E * np.pi * r**4 / 4
+    s_tip = jnp.asarray([L])
+
+    @jax.jit
+    def solve(M):
+        wrench = jnp.zeros((1, 6)).at[0, 1].set(-M)
+        q = model.static_equilibrium(point_wrenches=(s_tip, wrench))
+        return q, model.forward_kinematics(q, L)[:3, 3]
+
+    M = 0.8 * EI / L  # bends the rod through 0.8 rad
+    q, tip = solve(M)
+    k = M / EI
+    np.testing.assert_allclose(q, [-k], rtol=1e-10)
+    np.testing.assert_allclose(tip, [np.sin(k * L) / k, 0.0, (1 - np.cos(k * L)) / k], atol=1e-10 * L)
+    dq = jax.jit(jax.jacfwd(lambda M_: solve(M_)[0]))(M)
+    np.testing.assert_allclose(dq, [-1.0 / EI], rtol=1e-9)
+    wrench = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.05]])
+    q = jax.jit(lambda w: model.static_equilibrium(point_wrenches=(s_tip, w)))(wrench)
+    assert np.abs(static_residual(model, q, jnp.zeros(1), None, (s_tip, wrench))).max() < 1e-12
+    with pytest.raises(ValueError, match="point_wrenches"):
+        model.static_equilibrium(point_wrenches=(s_tip, jnp.zeros((1, 3))))

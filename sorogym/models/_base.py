@@ -307,8 +307,8 @@ class SoftRobot(eqx.Module):
     ) -> Float[Array, " n"]:
         """Configuration ``q*`` ``(n,)`` with ``G(q*) + K(q*) = A(q*) u + tau_ext``, reached by
         load continuation from rest and Newton, differentiable in ``u``, ``tau_ext`` and the
-        parameters (implicit function theorem). Options: see
-        :func:`sorogym.models.static_equilibrium`."""
+        parameters (implicit function theorem). Options (solver settings, dead loads on a
+        rod as ``point_wrenches``): see :func:`sorogym.models.static_equilibrium`."""
         from ._statics import static_equilibrium
 
         return static_equilibrium(self, u, tau_ext, **solver_options)

@@ -14,6 +14,11 @@ The solve runs in two stages:
    function theorem, ``dq*/dtheta = -(dr/dq)^-1 dr/dtheta``, in forward and reverse mode,
    without differentiating through the iterations.
 
+Dead loads at points of a rod (``point_wrenches``: world-frame wrenches of fixed direction
+at arc lengths ``s``) add ``-sum_i J(q, s_i)^T w_i`` to the residual, with ``J`` the
+inertial-frame twist Jacobian: a configuration-dependent generalized force, unlike
+``tau_ext``.
+
 Shapes: ``q`` ``(n,)``, ``u`` ``(m,)``, ``tau_ext`` ``(n,)``; SI units of the model.
 """
 
@@ -27,12 +32,35 @@ from jaxtyping import Array, Float
 
 
 def static_residual(
-    model, q: Float[Array, " n"], u: Float[Array, " m"], tau_ext: Float[Array, " n"] | None = None
+    model,
+    q: Float[Array, " n"],
+    u: Float[Array, " m"],
+    tau_ext: Float[Array, " n"] | None = None,
+    point_wrenches: tuple[Array, Array] | None = None,
 ) -> Float[Array, " n"]:
-    """``G(q) + K(q) - A(q) u - tau_ext`` ``(n,)`` [generalized force]: zero at a static
-    equilibrium under the efforts ``u`` and the external generalized force ``tau_ext``."""
+    """``G(q) + K(q) - A(q) u - tau_ext - sum_i J(q, s_i)^T w_i`` ``(n,)`` [generalized
+    force]: zero at a static equilibrium under the efforts ``u``, the external generalized
+    force ``tau_ext`` and the dead loads ``point_wrenches = (s (p,), w (p, d))`` (world-frame
+    ``[moment, force]`` at arc lengths ``s`` of a rod)."""
     r = model.potential_force(q) - model.actuation_force(q, u)
+    if point_wrenches is not None:
+        s_ps, wrenches = point_wrenches
+        r = r - jnp.einsum("pdn,pd->n", model.jacobian_batched(q, s_ps), wrenches)
     return r if tau_ext is None else r - tau_ext
+
+
+def _check_point_wrenches(model, point_wrenches, dtype):
+    if point_wrenches is None:
+        return None
+    if not hasattr(model, "jacobian_batched"):
+        raise TypeError(f"point_wrenches: {type(model).__name__} has no arc-length Jacobians (rods only)")
+    s_ps, wrenches = (jnp.asarray(x, dtype) for x in point_wrenches)
+    d = 3 if getattr(model, "planar", False) else 6
+    if s_ps.ndim != 1 or wrenches.shape != (s_ps.shape[0], d):
+        raise ValueError(
+            f"point_wrenches: expected (s (p,), wrenches (p, {d})), got shapes {s_ps.shape} and {wrenches.shape}"
+        )
+    return s_ps, wrenches
 
 
 def _check_loads(model, u, tau_ext, q0):
@@ -65,8 +93,10 @@ def static_equilibrium(
     atol: float = 1e-12,
     max_steps: int = 64,
     throw: bool = True,
+    point_wrenches: tuple[Array, Array] | None = None,
 ) -> Float[Array, " n"]:
-    """The configuration ``q*`` ``(n,)`` with ``G(q*) + K(q*) = A(q*) u + tau_ext``.
+    """The configuration ``q*`` ``(n,)`` with ``G(q*) + K(q*) = A(q*) u + tau_ext``
+    (``+ sum_i J(q*, s_i)^T w_i`` with ``point_wrenches``).
 
     Args:
         model: any :class:`~sorogym.models.SoftRobot`.
@@ -81,15 +111,19 @@ def static_equilibrium(
         max_steps: Newton steps of the final root find.
         throw: raise (a runtime error, also under ``jit``) when the root find does not
             converge; ``False`` returns the last iterate.
+        point_wrenches: dead loads on a rod, ``(s (p,) [m], w (p, d))`` with ``w`` the
+            world-frame ``[moment, force]`` at each arc length (``d`` = 3 planar: ``[m_z,
+            f_x, f_y]``; 6 spatial), raised with the other loads.
 
     Returns:
         ``q*``, differentiable (implicit function theorem) with respect to ``u``,
         ``tau_ext`` and the model's parameters.
     """
     u, tau_ext, q0 = _check_loads(model, u, tau_ext, q0)
+    point_wrenches = _check_point_wrenches(model, point_wrenches, u.dtype)
     if int(ramp_steps) < 0 or int(newton_per_step) < 1:
         raise ValueError(f"need ramp_steps >= 0 and newton_per_step >= 1, got {ramp_steps}, {newton_per_step}")
-    frozen = jax.lax.stop_gradient((eqx.filter(model, eqx.is_array), u, tau_ext))
+    frozen = jax.lax.stop_gradient((eqx.filter(model, eqx.is_array), u, tau_ext, point_wrenches))
     model_ng = eqx.combine(frozen[0], model)
 
     def newton(q, scale):
@@ -98,6 +132,8 @@ def static_equilibrium(
 
         def stage_residual(q_):
             loads = model_ng.gravitational_force(q_) - model_ng.actuation_force(q_, frozen[1]) - frozen[2]
+            if frozen[3] is not None:
+                loads = loads - jnp.einsum("pdn,pd->n", model_ng.jacobian_batched(q_, frozen[3][0]), frozen[3][1])
             return model_ng.elastic_force(q_) + scale * loads
 
         def both(q_):
@@ -119,14 +155,14 @@ def static_equilibrium(
     q_start = jax.lax.fori_loop(0, int(ramp_steps), stage, jax.lax.stop_gradient(q0))
 
     def residual(q, args):
-        model_, u_, tau_ = args
-        return static_residual(model_, q, u_, tau_)
+        model_, u_, tau_, wrenches_ = args
+        return static_residual(model_, q, u_, tau_, wrenches_)
 
     sol = optx.root_find(
         residual,
         optx.Newton(rtol=rtol, atol=atol),
         q_start,
-        args=(model, u, tau_ext),
+        args=(model, u, tau_ext, point_wrenches),
         max_steps=max_steps,
         adjoint=optx.ImplicitAdjoint(),
         throw=throw,
