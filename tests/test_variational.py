@@ -7,6 +7,8 @@ invariants a variational integrator keeps and others do not.
 * Energy: on an undamped GVS rod the energy error stays small and falls as ``h^2``; the
   trapezoidal env scheme strays far more. (Drift over long horizons is measured by
   ``scripts/reproduce_free_oscillation.py``.)
+* Lie groups: a free-floating tree (free hub, hinge, ball joint) keeps its spatial momentum
+  and energy and its quaternions unit.
 * Time reversibility, the diffrax solver face and the scheme table, and bad input.
 """
 
@@ -20,6 +22,7 @@ from _models import tendon_offsets
 
 import sorogym as sg
 from sorogym.sim import FIXED_STEP_SCHEMES, VariationalMidpoint, linear_trapezoid_step, variational_midpoint_step
+from sorogym.sim._variational import retraction_maps
 
 
 def _steps(scheme, model, y0, h, num, u=None):
@@ -143,6 +146,48 @@ def test_bad_input_names_the_problem():
     zero = lambda q, qd: jnp.zeros_like(qd)  # noqa: E731
     with pytest.raises(ValueError, match="theta"):
         variational_midpoint_step(model, y0, zero, 1e-3, theta=0.7)
-    tree = sg.BodyTree([sg.RigidLink("a", 1.0, (0.0, 0.0, 0.0), np.eye(3) * 1e-3, joint=sg.Joint.free())])
-    with pytest.raises(TypeError, match="vector-space"):
-        variational_midpoint_step(tree, tree.zero_state(), zero, 1e-3)
+
+
+def _free_tree() -> sg.BodyTree:
+    """A hub on a free joint, a link on a sprung revolute joint and a link on a ball joint;
+    no gravity, no damping (rigid bodies: the Lie-group path without a rod's compile cost)."""
+    inertia = np.diag([2e-4, 3e-4, 4e-4])
+    hinge = sg.Joint.revolute((0.3, 1.0, 0.2), stiffness=0.5, rest=0.3)
+    bodies = [
+        sg.RigidLink("hub", 0.3, (0.01, 0.0, 0.0), inertia, joint=sg.Joint.free(position=(0.1, 0.0, 0.2))),
+        sg.RigidLink("link", 0.1, (0.05, 0.0, 0.01), 0.5 * inertia, parent="hub", joint=hinge),
+        sg.RigidLink("ball", 0.05, (0.02, 0.01, 0.0), 0.1 * inertia, parent="link", joint=sg.Joint.spherical()),
+    ]
+    return sg.BodyTree(bodies, gravity=(0.0, 0.0, 0.0), dtype=jnp.float64)
+
+
+def test_free_tree_on_the_lie_group_keeps_momentum_energy_and_unit_quaternions():
+    """Free and spherical joints (quaternions): the step moves along the retraction, with its
+    right Jacobian and adjoint from AD. 150 steps of 2 ms from a random velocity: the world
+    spatial momentum stays constant to 1e-9 of its size (measured 1.3e-11), the energy to
+    1e-4 (measured 7.2e-6), the quaternions unit to 1e-14 without projection. On vector
+    spaces the maps are identities (checked on a rod)."""
+    tree = _free_tree()
+    rng = np.random.default_rng(0)
+    y0 = tree.pack_state(tree.neutral_configuration(jnp.float64), jnp.asarray(rng.normal(size=tree.num_dofs)) * 0.5)
+    zero = lambda q, qd: jnp.zeros_like(qd)  # noqa: E731
+
+    @jax.jit
+    def run(y0):
+        def body(y, _):
+            y = variational_midpoint_step(tree, y, zero, 2e-3)
+            q, qd = tree.split_state(y)
+            return y, (tree.momentum(q, qd), tree.total_energy(y), jnp.linalg.norm(q[3:7]))
+
+        return jax.lax.scan(body, y0, None, length=150)[1]
+
+    momentum, energy, norms = (np.asarray(x) for x in run(y0))
+    assert tree.num_positions == tree.num_dofs + 2  # two quaternions
+    assert np.abs(momentum - momentum[0]).max() < 1e-9 * np.abs(momentum[0]).max()
+    E0 = float(tree.total_energy(y0))
+    assert np.abs(energy - E0).max() < 1e-4 * E0
+    assert np.abs(norms - 1.0).max() < 1e-14
+    rod, y_rod = _conservative_rod()
+    J, Ad = jax.jit(lambda x: retraction_maps(rod, rod.split_state(y_rod)[0], x))(jnp.ones(rod.num_dofs))
+    np.testing.assert_allclose(J, np.eye(rod.num_dofs), atol=1e-14)
+    np.testing.assert_allclose(Ad, np.eye(rod.num_dofs), atol=1e-14)

@@ -23,9 +23,21 @@ forward mode (:func:`variational_midpoint_step`); several times
 :func:`~sorogym.sim.linear_trapezoid_step`, which the environments keep. It is the scheme
 for long conservative simulations and for energy-based analysis.
 
-Configurations must be vector spaces (``model.num_positions == model.num_dofs``): the
-rods, the planar floating bases (``x, y, theta``), articulated chains and trees with
-Euclidean joints. Free and spherical joints (quaternions) raise a ``TypeError``.
+On Lie groups (free and spherical joints, ``model.num_positions > model.num_dofs``) the
+same discrete Lagrangian is taken along the model's retraction: ``q_k+1 = retract(q_k, h v)``,
+``q_mid = retract(q_k, h v / 2)``, with ``v`` the (body-frame) velocity, and variations
+``retract(q_k, eta)``. The discrete Euler-Lagrange equations then carry the retraction's
+right Jacobian ``J(x)`` (``retract(q, x + e y) = retract(retract(q, x), e J(x) y)`` to first
+order) and its adjoint ``Ad(x)`` (``retract(retract(q, e eta), x) = retract(retract(q, x),
+e Ad(x) eta)``), both obtained from ``retract`` by forward-mode AD (:func:`retraction_maps`):
+
+    mu_k+1 = J(h v)^-T [pi + h/2 J(h v/2)^T f],    mu_k = Ad(h v)^T mu_k+1 - h Ad(h v/2)^T f,
+
+with ``pi = M(q_mid) v``, ``f = dL/dq(q_mid, v) + F`` (the configuration derivative along
+the retraction) and ``mu = M qd`` at the step's ends. On vector spaces ``J = Ad = I`` and
+the equations are those above. (A Lie-group variational integrator in the sense of the
+Hamilton-Pontryagin integrators on Lie groups; the configuration stays on the group by
+construction.)
 """
 
 from __future__ import annotations
@@ -42,12 +54,19 @@ from ._solvers import AppliedForce, _FixedStepSolver, actuation_applied_force
 MAX_ITERATIONS = 30
 
 
-def _check_vector_space(model: SoftRobot) -> None:
-    if model.num_positions != model.num_dofs:
-        raise TypeError(
-            f"{type(model).__name__}: the variational scheme needs a vector-space configuration; this model has "
-            f"{model.num_positions} configuration entries for {model.num_dofs} velocities (free or spherical joints)"
-        )
+def retraction_maps(model: SoftRobot, q: Array, x: Array) -> tuple[Array, Array]:
+    """``(J(x), Ad(x))`` ``(n, n)`` of the model's retraction at ``q`` (module docstring):
+    with ``P`` the tangent map of ``z -> retract(retract(q, x), z)`` at 0 (``(nq, n)``, full
+    column rank), ``J = P^+ d/dx retract(q, x)`` and ``Ad = P^+ d/de retract(retract(q, e), x)``.
+    Identities on vector-space coordinates; the SO(3) / SE(3) right Jacobian and inverse
+    adjoint of the increment on spherical and free joints."""
+    end = model.retract(q, x)
+    zero = jnp.zeros_like(x)
+    P = jax.jacfwd(lambda z: model.retract(end, z))(zero)
+    along = jax.jacfwd(lambda y: model.retract(q, y))(x)
+    moved = jax.jacfwd(lambda e: model.retract(model.retract(q, e), x))(zero)
+    PtP = P.T @ P
+    return jnp.linalg.solve(PtP, P.T @ along), jnp.linalg.solve(PtP, P.T @ moved)
 
 
 def iteration_tolerances(dtype) -> tuple[float, float]:
@@ -73,7 +92,7 @@ def variational_midpoint_step(
     :data:`~sorogym.sim.FIXED_STEP_SCHEMES`. ``applied_force(q, qd)`` and an optional
     ``line_load`` are evaluated at the step's midpoint and mean velocity. ``theta`` must be
     1/2 (the scheme is symmetric) and ``line_load_iterations`` is unused (the load is
-    inside the solve).
+    inside the solve). On Lie groups the configuration moves along ``model.retract``.
 
     The momentum equation is solved for ``v`` by a simplified Newton iteration with the
     fixed matrix ``W = M(q_k) + h/2 D + h^2/4 dK/dq(q_k)``, the trapezoidal schemes' own
@@ -87,29 +106,53 @@ def variational_midpoint_step(
     del line_load_iterations
     if not isinstance(theta, jax.core.Tracer) and float(theta) != 0.5:
         raise ValueError(f"theta: the variational scheme is the symmetric midpoint rule (theta = 0.5), got {theta}")
-    _check_vector_space(model)
+    on_group = model.num_positions != model.num_dofs
     q, qd = model.split_state(y)
     M0 = model.inertia_matrix(q)
     p = M0 @ qd
     D = model.damping_matrix()
-    dK = model.stiffness_matrix() if model.elastic_is_affine else jax.jacfwd(model.elastic_force)(q)
+
+    def retract_or_add(x):
+        return model.retract(q, x) if on_group else q + x
+
+    if model.elastic_is_affine:
+        dK = model.stiffness_matrix()
+    else:
+        dK = jax.jacfwd(lambda e: model.elastic_force(retract_or_add(e)))(jnp.zeros_like(qd))
     W = jax.scipy.linalg.cho_factor(M0 + (0.5 * h) * D + (0.25 * h * h) * dK)
 
-    def residual(v):
-        """``(R(v), M(q_mid) v)`` of the momentum equation at the mean velocity ``v``."""
-        mid = q + (0.5 * h) * v
-        (M, cor, grav), (dM, _, _) = jax.jvp(lambda x: model.dynamical_terms(x, v), (mid,), (v,))
-        force = applied_force(mid, v) - D @ v - model.elastic_force(mid) - grav + dM @ v - cor
+    def kinetic_derivative(mid, v):
+        """``(M, G, d/dq (v^T M v) / 2)`` at the midpoint (on a group the derivative is
+        along the retraction, by reverse-mode AD)."""
+        if not on_group:
+            (M, cor, grav), (dM, _, _) = jax.jvp(lambda x: model.dynamical_terms(x, v), (mid,), (v,))
+            return M, grav, dM @ v - cor
+        M, _, grav = model.dynamical_terms(mid, v)
+        dT = jax.grad(lambda e: 0.5 * v @ (model.inertia_matrix(model.retract(mid, e)) @ v))(jnp.zeros_like(v))
+        return M, grav, dT
+
+    def momenta(v):
+        """``(mu_k+1, R(v))``: the momentum at the step's end and the residual of the
+        momentum equation at the (body) velocity ``v``."""
+        mid = retract_or_add((0.5 * h) * v)
+        M, grav, dT = kinetic_derivative(mid, v)
+        f = applied_force(mid, v) - D @ v - model.elastic_force(mid) - grav + dT
         if line_load is not None:
-            force = force + model.inertia_bias_and_line_load_map(mid, v, line_load)[2](v).force
-        Mv = M @ v
-        return Mv - (0.5 * h) * force - p, Mv
+            f = f + model.inertia_bias_and_line_load_map(mid, v, line_load)[2](v).force
+        pi = M @ v
+        if not on_group:
+            end = pi + (0.5 * h) * f
+            return end, end - h * f - p
+        J, Ad = retraction_maps(model, q, h * v)
+        J_half, Ad_half = retraction_maps(model, q, (0.5 * h) * v)
+        end = jnp.linalg.solve(J.T, pi + (0.5 * h) * (J_half.T @ f))
+        return end, Ad.T @ end - h * (Ad_half.T @ f) - p
 
     tol, floor = iteration_tolerances(y.dtype)
 
     def update(v):
-        r, Mv = residual(v)
-        return jax.scipy.linalg.cho_solve(W, r), Mv
+        end, r = momenta(v)
+        return jax.scipy.linalg.cho_solve(W, r), end
 
     def unfinished(carry):
         v, dv, _, previous, k = carry
@@ -120,16 +163,16 @@ def variational_midpoint_step(
     def iterate(carry):
         v, dv, _, _, k = carry
         v = v - dv
-        dv_next, Mv = update(v)
-        return v, dv_next, Mv, jnp.max(jnp.abs(dv)), k + 1
+        dv_next, end = update(v)
+        return v, dv_next, end, jnp.max(jnp.abs(dv)), k + 1
 
-    dv0, Mv0 = update(qd)
+    dv0, end0 = update(qd)
     inf = jnp.asarray(jnp.inf, y.dtype)
-    v, dv, Mv, _, k = jax.lax.while_loop(unfinished, iterate, (qd, dv0, Mv0, inf, 0))
-    failed = unfinished((v, dv, Mv, inf, 0)) & (k >= MAX_ITERATIONS)
+    v, dv, end, _, k = jax.lax.while_loop(unfinished, iterate, (qd, dv0, end0, inf, 0))
+    failed = unfinished((v, dv, end, inf, 0)) & (k >= MAX_ITERATIONS)
     v = jnp.where(failed, jnp.nan, v)
-    q_next = q + h * v
-    qd_next = spd_solve(model.inertia_matrix(q_next), 2.0 * Mv - p)
+    q_next = retract_or_add(h * v)
+    qd_next = spd_solve(model.inertia_matrix(q_next), end)
     return model.pack_state(q_next, qd_next)
 
 
