@@ -25,7 +25,6 @@ Writes ``results/lie_group/free_oscillation.{json,md}`` and figures.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -39,7 +38,7 @@ import numpy as np  # noqa: E402
 import optimistix as optx  # noqa: E402
 
 import sorogym as sg  # noqa: E402
-from sorogym.provenance import run_metadata  # noqa: E402
+from sorogym.provenance import run_metadata, write_report  # noqa: E402
 from sorogym.sim import FIXED_STEP_SCHEMES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,7 +164,7 @@ def plot(result, out: Path, stem: str):
     plt.close("all")
 
 
-def write_markdown(result, path: Path):
+def markdown(result) -> str:
     lines = [
         "# Free oscillation (Lie-group framework paper, Table 5, Figs. 16-18)",
         "",
@@ -180,7 +179,7 @@ def write_markdown(result, path: Path):
             f"| {r['scheme']} | {r['h'] * 1e3:g} | {r['max_energy_deviation']:.2e} | {r['final_energy_ratio']:.6f} "
             f"| {r['drift_per_period']:.2e} | {r['period']:.3f} | {r['us_per_step']:.0f} |"
         )
-    path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
@@ -220,9 +219,7 @@ def main(argv=None):
         initial_tip=tip0.tolist(),
         runs=runs,
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=1))
-    write_markdown(result, args.out / f"{stem}.md")
+    write_report(args.out, stem, False, result, markdown)  # the stem names a smoke run itself
     plot(result, args.out, stem)
     print(f"wrote {args.out / stem}.{{json,md}} and figures")
 

@@ -39,7 +39,6 @@ and the shapes (Fig. 12). Writes ``results/lie_group/tapered_rod.{json,md}`` and
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -54,7 +53,7 @@ from scipy.integrate import solve_ivp  # noqa: E402
 from scipy.optimize import brentq  # noqa: E402
 
 import sorogym as sg  # noqa: E402
-from sorogym.provenance import run_metadata  # noqa: E402
+from sorogym.provenance import run_metadata, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -303,7 +302,7 @@ def plot(result, out: Path, stem: str):
     plt.close("all")
 
 
-def write_markdown(result, path: Path):
+def markdown(result) -> str:
     lines = [
         "# Tapered rod under tip loads (Lie-group framework paper, Table 4, Figs. 12-15)",
         "",
@@ -319,7 +318,7 @@ def write_markdown(result, path: Path):
             f"| {r['coordinates_per_strain']} | {r['num_dofs']} | {r['force']['max_error_over_length']:.2e} "
             f"| {r['moment']['max_error_over_length']:.2e} | {r['seconds']:.1f} |"
         )
-    path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
@@ -342,9 +341,7 @@ def main(argv=None):
         reference={name: [p.tolist() for p in ps] for name, ps in references.items()},
         rows=rows,
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=1))
-    write_markdown(result, args.out / f"{stem}.md")
+    write_report(args.out, stem, False, result, markdown)  # the stem names a smoke run itself
     plot(result, args.out, stem)
     print(f"wrote {args.out / stem}.{{json,md}} and figures")
 

@@ -42,11 +42,16 @@ def static_residual(
     force]: zero at a static equilibrium under the efforts ``u``, the external generalized
     force ``tau_ext`` and the dead loads ``point_wrenches = (s (p,), w (p, d))`` (world-frame
     ``[moment, force]`` at arc lengths ``s`` of a rod)."""
-    r = model.potential_force(q) - model.actuation_force(q, u)
-    if point_wrenches is not None:
-        s_ps, wrenches = point_wrenches
-        r = r - jnp.einsum("pdn,pd->n", model.jacobian_batched(q, s_ps), wrenches)
+    r = model.potential_force(q) - model.actuation_force(q, u) - _point_wrench_force(model, q, point_wrenches)
     return r if tau_ext is None else r - tau_ext
+
+
+def _point_wrench_force(model, q, point_wrenches) -> Array:
+    """``sum_i J(q, s_i)^T w_i`` ``(n,)`` of the dead loads ``(s (p,), w (p, d))`` (0 without)."""
+    if point_wrenches is None:
+        return jnp.zeros_like(q)
+    s_ps, wrenches = point_wrenches
+    return jnp.einsum("pdn,pd->n", model.jacobian_batched(q, s_ps), wrenches)
 
 
 def _check_point_wrenches(model, point_wrenches, dtype):
@@ -131,9 +136,12 @@ def static_equilibrium(
         first that lowers the residual norm) so that no step jumps to another branch."""
 
         def stage_residual(q_):
-            loads = model_ng.gravitational_force(q_) - model_ng.actuation_force(q_, frozen[1]) - frozen[2]
-            if frozen[3] is not None:
-                loads = loads - jnp.einsum("pdn,pd->n", model_ng.jacobian_batched(q_, frozen[3][0]), frozen[3][1])
+            loads = (
+                model_ng.gravitational_force(q_)
+                - model_ng.actuation_force(q_, frozen[1])
+                - frozen[2]
+                - _point_wrench_force(model_ng, q_, frozen[3])
+            )
             return model_ng.elastic_force(q_) + scale * loads
 
         def both(q_):
