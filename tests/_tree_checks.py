@@ -28,6 +28,7 @@ def _terms(tree, q, qd, u):
         tau=tree.generalized_force(q, u),
         fd=tree.forward_dynamics(0.0, tree.pack_state(q, qd), (u,)),
         Mdot=jax.jvp(tree.inertia_matrix, (q,), (tree.configuration_rate(q, qd),))[1],
+        closure=tree.constraint_acceleration(q, qd),
     )
 
 
@@ -57,7 +58,8 @@ def _derivatives(tree, q, qd, dvs, u):
 
 def check_contract_identities(tree, seed: int) -> None:
     """M symmetric positive definite, dM/dt - 2C skew, C qd fused, the kinetic energy of the
-    propagated twists, G, K and A as gradients along the retraction, fused forward dynamics."""
+    propagated twists, G, K and A as gradients along the retraction, fused forward dynamics
+    (the KKT system of the closures for a closed chain)."""
     rng = np.random.default_rng(seed)
     q, qd = random_state(tree, rng)
     u = jnp.asarray(rng.uniform(0.0, 2.0, tree.num_actuators))
@@ -78,5 +80,36 @@ def check_contract_identities(tree, seed: int) -> None:
     assert _rel(t["tau"], t["A"] @ effort) < 1e-13
     rhs = t["tau"] - t["cor"] - t["grav"] - t["K"] - t["D"] @ qd
     _, qdd = tree.split_state(t["fd"])
-    assert _rel(qdd, np.linalg.solve(M, rhs)) < 1e-9
+    G, gamma = (np.asarray(x) for x in t["closure"])
+    c = G.shape[0]
+    kkt = np.block([[M, -G.T], [G, np.zeros((c, c))]])  # closed chains: M qdd = rhs + G^T lam, G qdd = gamma
+    assert _rel(qdd, np.linalg.solve(kkt, np.concatenate([rhs, gamma]))[: tree.num_dofs]) < 1e-9
     assert _rel(tree.split_state(t["fd"])[0], tree.configuration_rate(q, qd)) < 1e-15
+
+
+@jax.jit
+def _closure_derivatives(tree, q, qd):
+    """The closures' ``(phi, G, dG/dt qd)`` and, by AD along the retraction, ``dphi/dq . qd``
+    and the second derivative of ``phi`` along ``t -> retract(q, t qd)``-type curves."""
+    phi, G, rate = tree.constraint_terms_and_rate(q, qd)
+    one = jnp.ones((), q.dtype)
+
+    def along(e):  # phi on the curve q(e) with q(0) = q, dq/de = qd in velocity coordinates
+        return tree.constraint_terms(tree.retract(q, e * qd))[0]
+
+    first = jax.jvp(along, (0 * one,), (one,))[1]
+    second = jax.jvp(lambda e: jax.jvp(along, (e,), (one,))[1], (0 * one,), (one,))[1]
+    return phi, G, rate, first, second
+
+
+def check_closure_derivatives(tree, seed: int) -> None:
+    """``G qd = dphi/dt`` and ``dG/dt qd`` against AD on random states: on vector-space
+    configurations the second derivative of ``phi`` along ``q + e qd`` is ``dG/dt qd``
+    (``d/de (G(q + e qd) qd)``)."""
+    rng = np.random.default_rng(seed)
+    q, qd = random_state(tree, rng)
+    phi, G, rate, first, second = _closure_derivatives(tree, q, qd)
+    assert G.shape == (tree.num_constraints, tree.num_dofs)
+    assert _rel(G @ qd, first) < 1e-12
+    if tree.num_positions == tree.num_dofs:
+        assert _rel(rate, second) < 1e-10

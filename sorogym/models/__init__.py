@@ -6,7 +6,8 @@ compliant joints), :class:`PlanarStar` (a free hub with soft arms in the plane),
 (fixed-base arms at fixed mounts in one plane), :class:`PlanarGripper` (soft fingers on a palm on
 a vertical lift) and
 :class:`BodyTree` (rigid links and rods in a tree on a fixed or floating base, the general
-case of the others). Named robots built from them live in :mod:`sorogym.robots`.
+case of the others; with :class:`LoopClosure` constraints, closed chains and parallel
+robots). Named robots built from them live in :mod:`sorogym.robots`.
 """
 
 from ._articulated import ArticulatedSoftRobot as ArticulatedSoftRobot
@@ -37,6 +38,7 @@ from ._statics import static_residual as static_residual
 from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
 from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 from ._tree import BodyTree as BodyTree
+from ._tree import LoopClosure as LoopClosure
 from ._tree import Payload as Payload
 from ._tree import RigidLink as RigidLink
 from ._tree import RodBody as RodBody
@@ -60,6 +62,7 @@ __all__ = [
     "GVS",
     "ArticulatedSoftRobot",
     "BodyTree",
+    "LoopClosure",
     "TreeParams",
     "RigidLink",
     "RodBody",

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..actuation import Actuation, ActuationContext
-from ._linalg import spd_solve
+from ._linalg import constrained_spd_solve, spd_solve
 
 
 class DynamicalTerms(NamedTuple):
@@ -190,11 +190,59 @@ class SoftRobot(eqx.Module):
         spaces). Fused: ``M`` and ``C qd + G`` from one kinematics pass
         (:meth:`inertia_and_bias`), a Cholesky solve, never an explicit inverse. Models on
         manifolds evaluate at :meth:`project_state` of ``y`` (every stage of a diffrax
-        solver sees unit quaternions)."""
+        solver sees unit quaternions). Under constraints (:attr:`num_constraints` > 0,
+        closed chains) the acceleration solves ``M qdd = rhs + G^T lam``, ``G qdd = gamma``
+        (:meth:`constraint_acceleration`, drift stabilised) through the Schur complement."""
         q, qd = self.split_state(self.project_state(y))
         M, bias = self.inertia_and_bias(q, qd)
         rhs = self.generalized_force(q, *actuation_args) - bias - self.elastic_force(q) - self.damping_force(qd)
-        return jnp.concatenate([self.configuration_rate(q, qd), spd_solve(M, rhs)])
+        if not self.num_constraints:
+            return jnp.concatenate([self.configuration_rate(q, qd), spd_solve(M, rhs)])
+        G, target = self.constraint_acceleration(q, qd)
+        qdd, _ = constrained_spd_solve(M, rhs, G, target)
+        return jnp.concatenate([self.configuration_rate(q, qd), qdd])
+
+    # -- kinematic constraints (closed chains) ------------------------------------------------
+
+    @property
+    def num_constraints(self) -> int:
+        """Number ``c`` of holonomic constraint equations ``phi(q) = 0`` (loop closures; 0
+        for open chains and trees)."""
+        return 0
+
+    @property
+    def constraint_frequency(self) -> float:
+        """Stabilisation rate ``omega`` [1/s] of the constraint drift (Baumgarte): the
+        continuous dynamics enforce ``phi'' + 2 omega phi' + omega^2 phi = 0``, the
+        fixed-step schemes ``G qd+ = -omega phi / (1 + h omega)``."""
+        return 0.0
+
+    def constraint_terms(self, q: Float[Array, " nq"]) -> tuple[Array, Array]:
+        """``(phi (c,), G (c, n))``: the constraint residuals and their Jacobian on the
+        velocity coordinates (``dphi/dt = G qd``)."""
+        return jnp.zeros((0,), q.dtype), jnp.zeros((0, self.num_dofs), q.dtype)
+
+    def constraint_terms_and_rate(self, q: Float[Array, " nq"], qd: Float[Array, " n"]) -> tuple[Array, Array, Array]:
+        """``(phi, G, dG/dt qd)`` with the rate along ``dq/dt = configuration_rate(q, qd)``."""
+        (phi, G), (_, dG) = jax.jvp(self.constraint_terms, (q,), (self.configuration_rate(q, qd),))
+        return phi, G, dG @ qd
+
+    def constraint_acceleration(self, q: Float[Array, " nq"], qd: Float[Array, " n"]) -> tuple[Array, Array]:
+        """``(G (c, n), gamma (c,))`` of the stabilised acceleration-level constraint
+        ``G qdd = gamma = -dG/dt qd - 2 omega G qd - omega^2 phi``
+        (:attr:`constraint_frequency` ``omega``)."""
+        phi, G, bias = self.constraint_terms_and_rate(q, qd)
+        w = self.constraint_frequency
+        return G, -bias - (2.0 * w) * (G @ qd) - (w * w) * phi
+
+    def constraint_forces(self, y: Float[Array, " s"], actuation_args: tuple = ()) -> Float[Array, " c"]:
+        """Multipliers ``lam`` ``(c,)`` of the constrained dynamics at ``y``: the generalized
+        constraint force is ``G^T lam`` (closure wrenches in the closures' frames)."""
+        q, qd = self.split_state(self.project_state(y))
+        M, bias = self.inertia_and_bias(q, qd)
+        rhs = self.generalized_force(q, *actuation_args) - bias - self.elastic_force(q) - self.damping_force(qd)
+        G, target = self.constraint_acceleration(q, qd)
+        return constrained_spd_solve(M, rhs, G, target)[1]
 
     # -- actuation ------------------------------------------------------------------------
 

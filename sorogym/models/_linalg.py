@@ -118,3 +118,19 @@ def small_matmul(a: Float[Array, "n k"], b: Float[Array, "k ..."]) -> Float[Arra
     for j in range(1, k):
         out = out + column(j) * b[j]
     return out
+
+
+def constrained_spd_solve(
+    M: Float[Array, "n n"], f: Float[Array, " n"], G: Float[Array, "c n"], b: Float[Array, " c"]
+) -> tuple[Float[Array, " n"], Float[Array, " c"]]:
+    """``(x, lam)`` with ``M x = f + G^T lam`` and ``G x = b``: the saddle-point (KKT) system
+    of a symmetric positive-definite ``M`` under the full-row-rank constraints ``G``, by its
+    Schur complement: ``x0 = M^-1 f``, ``Y = M^-1 G^T``, ``(G Y) lam = b - G x0``,
+    ``x = x0 + Y lam``. Solves with :func:`spd_solve` (the same ``M``, so derivatives stay
+    solves); ``G M^-1 G^T`` is factored by Cholesky (NaN where ``G`` loses rank, i.e. at a
+    singular configuration of a closed chain)."""
+    x0 = spd_solve(M, f)
+    Y = jax.vmap(lambda col: spd_solve(M, col), in_axes=0, out_axes=1)(G)  # (n, c)
+    S = G @ Y
+    lam = _lapack_cholesky_solve(0.5 * (S + S.T), b - G @ x0)
+    return x0 + Y @ lam, lam

@@ -14,6 +14,12 @@ The solve runs in two stages:
    function theorem, ``dq*/dtheta = -(dr/dq)^-1 dr/dtheta``, in forward and reverse mode,
    without differentiating through the iterations.
 
+Closed chains (models with :attr:`~sorogym.models.SoftRobot.num_constraints` ``c > 0``):
+the unknowns are ``(q, lam)`` ``(n + c,)`` and the residual the KKT system
+``[G(q) + K(q) - A u - tau_ext - G_c(q)^T lam; phi(q)]`` with the closure equations ``phi``
+and their Jacobian ``G_c``; the continuation and the root find run on it unchanged, and
+``lam`` (the closure wrenches) is returned on request.
+
 Dead loads at points of a rod (``point_wrenches``: world-frame wrenches of fixed direction
 at arc lengths ``s``) add ``-sum_i J(q, s_i)^T w_i`` to the residual, with ``J`` the
 inertial-frame twist Jacobian: a configuration-dependent generalized force, unlike
@@ -99,7 +105,8 @@ def static_equilibrium(
     max_steps: int = 64,
     throw: bool = True,
     point_wrenches: tuple[Array, Array] | None = None,
-) -> Float[Array, " n"]:
+    return_multipliers: bool = False,
+) -> Float[Array, " n"] | tuple[Float[Array, " n"], Float[Array, " c"]]:
     """The configuration ``q*`` ``(n,)`` with ``G(q*) + K(q*) = A(q*) u + tau_ext``
     (``+ sum_i J(q*, s_i)^T w_i`` with ``point_wrenches``).
 
@@ -119,10 +126,12 @@ def static_equilibrium(
         point_wrenches: dead loads on a rod, ``(s (p,) [m], w (p, d))`` with ``w`` the
             world-frame ``[moment, force]`` at each arc length (``d`` = 3 planar: ``[m_z,
             f_x, f_y]``; 6 spatial), raised with the other loads.
+        return_multipliers: also return the closure multipliers ``lam`` ``(c,)`` of a
+            closed chain (the generalized closure force is ``G_c^T lam``).
 
     Returns:
-        ``q*``, differentiable (implicit function theorem) with respect to ``u``,
-        ``tau_ext`` and the model's parameters.
+        ``q*`` (or ``(q*, lam)``), differentiable (implicit function theorem) with respect
+        to ``u``, ``tau_ext`` and the model's parameters.
     """
     u, tau_ext, q0 = _check_loads(model, u, tau_ext, q0)
     point_wrenches = _check_point_wrenches(model, point_wrenches, u.dtype)
@@ -131,48 +140,63 @@ def static_equilibrium(
     frozen = jax.lax.stop_gradient((eqx.filter(model, eqx.is_array), u, tau_ext, point_wrenches))
     model_ng = eqx.combine(frozen[0], model)
 
-    def newton(q, scale):
+    n, c = model.num_dofs, model.num_constraints
+
+    def newton(x, scale):
         """One Newton step on the stage residual, backtracked (step 1, 1/2, 1/4, 1/8: the
         first that lowers the residual norm) so that no step jumps to another branch."""
 
-        def stage_residual(q_):
+        def stage_residual(x_):
+            q_ = x_[:n]
             loads = (
                 model_ng.gravitational_force(q_)
                 - model_ng.actuation_force(q_, frozen[1])
                 - frozen[2]
                 - _point_wrench_force(model_ng, q_, frozen[3])
             )
-            return model_ng.elastic_force(q_) + scale * loads
+            return _with_closures(model_ng, x_, model_ng.elastic_force(q_) + scale * loads)
 
         def both(q_):
             r = stage_residual(q_)
             return r, r
 
-        J, r = jax.jacfwd(both, has_aux=True)(q)
+        J, r = jax.jacfwd(both, has_aux=True)(x)
         step = jnp.linalg.solve(J, r)
-        alphas = jnp.asarray([1.0, 0.5, 0.25, 0.125], q.dtype)
-        norms = jax.vmap(lambda a: jnp.sum(stage_residual(q - a * step) ** 2))(alphas)
+        alphas = jnp.asarray([1.0, 0.5, 0.25, 0.125], x.dtype)
+        norms = jax.vmap(lambda a: jnp.sum(stage_residual(x - a * step) ** 2))(alphas)
         better = norms < jnp.sum(r**2)
         alpha = jnp.where(jnp.any(better), alphas[jnp.argmax(better)], alphas[-1])
-        return q - alpha * step
+        return x - alpha * step
 
-    def stage(k, q):
+    def stage(k, x):
         scale = (k + 1.0) / (ramp_steps + 1.0)
-        return jax.lax.fori_loop(0, newton_per_step, lambda _, q_: newton(q_, scale), q)
+        return jax.lax.fori_loop(0, newton_per_step, lambda _, x_: newton(x_, scale), x)
 
-    q_start = jax.lax.fori_loop(0, int(ramp_steps), stage, jax.lax.stop_gradient(q0))
+    x0 = jnp.concatenate([jax.lax.stop_gradient(q0), jnp.zeros((c,), q0.dtype)])
+    x_start = jax.lax.fori_loop(0, int(ramp_steps), stage, x0)
 
-    def residual(q, args):
+    def residual(x, args):
         model_, u_, tau_, wrenches_ = args
-        return static_residual(model_, q, u_, tau_, wrenches_)
+        return _with_closures(model_, x, static_residual(model_, x[:n], u_, tau_, wrenches_))
 
     sol = optx.root_find(
         residual,
         optx.Newton(rtol=rtol, atol=atol),
-        q_start,
+        x_start,
         args=(model, u, tau_ext, point_wrenches),
         max_steps=max_steps,
         adjoint=optx.ImplicitAdjoint(),
         throw=throw,
     )
-    return sol.value
+    q, lam = sol.value[:n], sol.value[n:]
+    return (q, lam) if return_multipliers else q
+
+
+def _with_closures(model, x: Array, r: Array) -> Array:
+    """The KKT residual ``[r - G_c^T lam; phi]`` of ``x = [q, lam]`` (``r`` itself for
+    models without closures)."""
+    n = model.num_dofs
+    if not model.num_constraints:
+        return r
+    phi, G = model.constraint_terms(x[:n])
+    return jnp.concatenate([r - G.T @ x[n:], phi])

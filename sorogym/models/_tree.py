@@ -54,6 +54,7 @@ from jaxtyping import Array, Float
 
 from ..actuation import TreeActuation, TreeContext
 from ._base import DynamicalTerms, SoftRobot
+from ._closures import ClosureSet, LoopClosure, build_closures, check_rank, closure_terms
 from ._joints import (
     EUCLIDEAN_JOINTS,
     quaternion_exp,
@@ -78,7 +79,7 @@ from ._tree_frames import (
 )
 from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _Structure, build
 
-__all__ = ["BodyTree", "Payload", "RigidLink", "RodBody", "TreeParams"]
+__all__ = ["BodyTree", "LoopClosure", "Payload", "RigidLink", "RodBody", "TreeParams"]
 
 
 def _map_rods(fn, rods, *args):
@@ -105,11 +106,20 @@ class BodyTree(SoftRobot):
             after the rods' actuator inputs in ``u``.
         tip: name of the body whose ``s`` is the default of the kinematic queries (default:
             the last declared body).
+        constraints: :class:`LoopClosure` constraints between bodies (or a body and the
+            world) that close kinematic loops: parallel robots, closed chains
+            (:mod:`sorogym.models._closures`). The tree's coordinates stay those of its
+            spanning tree; the dynamics add the closure forces ``G^T lam``, statics the
+            closure equations (a KKT system).
+        constraint_frequency: drift stabilisation rate [1/s] of the closures
+            (:attr:`SoftRobot.constraint_frequency`).
 
     Raises ``ValueError`` naming the body and field for a missing parent, a cycle, a
     duplicate name, a site abscissa outside the parent rod, a non-unit quaternion, a joint
     axis of zero length, non-positive mass or inertia, mismatched shapes, planar rods, or
-    a free joint not attached to the world.
+    a free joint not attached to the world; and naming the closure for one that refers to
+    a missing body, has an unknown kind or a bad offset or axis, or over-determines the
+    structure (its equations dependent on the others' at the reference configuration).
     """
 
     params: TreeParams
@@ -122,6 +132,8 @@ class BodyTree(SoftRobot):
     _stiffness_q: Array  # (n, nq): S e(q) = S_q q - S e_rest
     _stiffness_rest: Array  # (n,): S e_rest
     _elastic_diagonals: tuple | None  # (diag S, diag D) when both are diagonal by construction
+    closures: ClosureSet = eqx.field(static=True)
+    _constraint_frequency: float = eqx.field(static=True)
     elastic_is_affine: ClassVar[bool] = True
     planar: ClassVar[bool] = False
     ops: ClassVar = ops
@@ -135,6 +147,8 @@ class BodyTree(SoftRobot):
         tip: str | None = None,
         dtype=None,
         *,
+        constraints=(),
+        constraint_frequency: float = 20.0,
         _parts=None,
     ):
         if _parts is None:
@@ -159,6 +173,22 @@ class BodyTree(SoftRobot):
         diagonal = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
         self._elastic_diagonals = (jnp.diagonal(self._stiffness), jnp.diagonal(self._damping)) if diagonal else None
         self.actuation = self._make_actuation(motor_pairs)
+        if isinstance(constraints, ClosureSet):
+            self.closures = constraints
+        else:
+            self.closures = build_closures(tuple(constraints), structure.names, self._site_length)
+        if not (np.isfinite(constraint_frequency) and constraint_frequency >= 0.0):
+            raise ValueError(f"constraint_frequency: must be finite and >= 0 [1/s], got {constraint_frequency}")
+        self._constraint_frequency = float(constraint_frequency)
+        if self.closures.num_rows and not isinstance(constraints, ClosureSet):
+            q0 = self.neutral_configuration()
+            check_rank(self.closures, closure_terms(self, self.closures, q0)[1], self.num_dofs)
+
+    def _site_length(self, b: int):
+        """Rod length [m] of body ``b`` (``None`` for a link), for validating sites."""
+        g, m = self.structure.body_group[b]
+        group = self.structure.groups[g]
+        return float(self._rods[group.items[m]].total_length) if group.kind == "rod" else None
 
     # -- structure ---------------------------------------------------------------------------
 
@@ -219,7 +249,27 @@ class BodyTree(SoftRobot):
     def with_params(self, params: TreeParams) -> BodyTree:
         """Same structure and actuators, new parameters (same shapes: no recompilation)."""
         motors = tuple(zip(self.actuation.motor_dofs, self.actuation.motor_inputs, strict=True))
-        return BodyTree(_parts=(self.structure, params, self._rods, motors))
+        return BodyTree(
+            _parts=(self.structure, params, self._rods, motors),
+            constraints=self.closures,
+            constraint_frequency=self._constraint_frequency,
+        )
+
+    # -- loop closures -----------------------------------------------------------------------
+
+    @property
+    def num_constraints(self) -> int:
+        return self.closures.num_rows
+
+    @property
+    def constraint_frequency(self) -> float:
+        return self._constraint_frequency
+
+    def constraint_terms(self, q: Float[Array, " nq"]) -> tuple[Array, Array]:
+        """``(phi (c,), G (c, n))`` of the loop closures (:mod:`sorogym.models._closures`)."""
+        if not self.closures.num_rows:
+            return super().constraint_terms(q)
+        return closure_terms(self, self.closures, q)
 
     def _elastic_matrices(self) -> tuple[Array, Array]:
         n, p = self.num_dofs, self.params

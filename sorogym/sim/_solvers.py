@@ -23,6 +23,15 @@ a floating base stays on SE(3) without projection.
   ``K`` at ``retract(q, theta h v)``, ``q+ = retract(retract(q, h v), theta h dv)``), the
   same update is the theta-method on the linear part: L-stable at 1, damping the stiff
   modes a step does not resolve, first order in them.
+
+  Closed chains (``model.num_constraints > 0``): the velocity update is the KKT system
+  ``W dv = h rhs + G^T mu``, ``G (v + dv) = -omega phi / (1 + h omega)`` with the closure
+  equations ``phi`` and Jacobian ``G`` at the step's start and the impulse ``mu`` (the
+  closures hold at the velocity level at every step's end), then one projection of the new
+  configuration back onto the closures, ``dq = -W^-1 G^T (G W^-1 G^T)^-1 phi(q+)`` with
+  ``G`` at ``q+`` (one Gauss-Newton step, the ``W``-weighted least change: the drift left
+  is of second order in ``phi``). ``omega`` is
+  the model's :attr:`~sorogym.models.SoftRobot.constraint_frequency`.
 """
 
 from __future__ import annotations
@@ -33,10 +42,11 @@ from typing import ClassVar
 
 import diffrax
 import jax
+import jax.numpy as jnp
 from jaxtyping import Array
 
 from ..models import SoftRobot
-from ..models._linalg import spd_solve
+from ..models._linalg import constrained_spd_solve, spd_solve
 
 #: ``applied_force(q, qd) -> tau`` ``(n,)``: the generalized force of the actuators and of
 #: any external load (contact, disturbances) at a state, the one way inputs reach the
@@ -75,18 +85,49 @@ def _trapezoid_update(
     # K is affine with Jacobian S, so K(retract(q, theta h v)) + theta^2 h^2 S dv / h is K at
     # the theta-point of the step (its trapezoidal average for theta = 1/2)
     rhs = F - model.elastic_force(model.retract(q, (theta * h) * v)) - model.damping_force(v)
+    solve = _velocity_solver(model, q, v, h)
     if load_at is None:
-        dv = h * spd_solve(W, rhs)
+        dv, _ = solve(W, h * rhs, True)
     else:
         load = load_at(v)
-        dv = h * spd_solve(W + h * load.damping, rhs + load.force)
+        dv, impulse = solve(W + h * load.damping, h * (rhs + load.force), True)
         for _ in range(load_iterations):
             load = load_at(v + dv)
-            residual = W @ dv - h * (rhs + load.force)
-            dv = dv - spd_solve(W + h * load.damping, residual)
+            residual = W @ dv - h * (rhs + load.force) - impulse
+            ddv, dimpulse = solve(W + h * load.damping, -residual, False)
+            dv, impulse = dv + ddv, impulse + dimpulse
     # two retractions, h v then theta h dv: on vector spaces exactly the former (q + h v) + h dv / 2
     # for theta = 1/2, so the serial models step bit-identically to the code before the state contract
-    return model.pack_state(model.retract(model.retract(q, h * v), (theta * h) * dv), v + dv)
+    q_next = model.retract(model.retract(q, h * v), (theta * h) * dv)
+    if model.num_constraints:
+        q_next = _project_on_closures(model, q_next, W)
+    return model.pack_state(q_next, v + dv)
+
+
+def _project_on_closures(model: SoftRobot, q: Array, W: Array) -> Array:
+    """One ``W``-weighted Gauss-Newton step of ``q`` onto ``phi = 0`` (``phi`` and ``G`` at
+    ``q``, from one evaluation)."""
+    phi, G = model.constraint_terms(q)
+    dq, _ = constrained_spd_solve(W, jnp.zeros_like(phi, shape=W.shape[:1]), G, -phi)
+    return model.retract(q, dq)
+
+
+def _velocity_solver(model: SoftRobot, q: Array, v: Array, h):
+    """``solve(W, b, first) -> (dv, impulse)``: ``W dv = b`` for an unconstrained model
+    (zero impulse); for a closed chain ``W dv = b + G^T mu``, ``impulse = G^T mu``, with
+    ``G (v + dv) = -omega phi / (1 + h omega)`` for the ``first`` solve of a step and
+    ``G ddv = 0`` for the corrections after it."""
+    if not model.num_constraints:
+        return lambda W, b, first: (spd_solve(W, b), 0.0)
+    phi, G = model.constraint_terms(q)
+    w = model.constraint_frequency
+    target = -(w / (1.0 + h * w)) * phi - G @ v
+
+    def solve(W, b, first):
+        dv, mu = constrained_spd_solve(W, b, G, target if first else jnp.zeros_like(target))
+        return dv, G.T @ mu
+
+    return solve
 
 
 def _mass_and_force(model: SoftRobot, q: Array, v: Array, applied_force: AppliedForce, line_load=None):

@@ -104,6 +104,11 @@ def variational_midpoint_step(
     reverse-mode AD. A step that does not converge within :data:`MAX_ITERATIONS` returns a
     non-finite state (an environment ends the episode)."""
     del line_load_iterations
+    if model.num_constraints:
+        raise TypeError(
+            f"{type(model).__name__} has {model.num_constraints} closure constraints: the variational scheme does "
+            "not take constraints; use 'trapezoid', 'trapezoid_pc' or a diffrax solver"
+        )
     if not isinstance(theta, jax.core.Tracer) and float(theta) != 0.5:
         raise ValueError(f"theta: the variational scheme is the symmetric midpoint rule (theta = 0.5), got {theta}")
     on_group = model.num_positions != model.num_dofs
