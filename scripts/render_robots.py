@@ -1,6 +1,6 @@
 """Pictures of the named body-tree robots for the docs: each robot of :mod:`sorogym.robots`
 built as a :class:`~sorogym.BodyTree` (inchworm, brittle star, gripper, two-arm platform,
-cart arm, spacer arm), drawn at a bent configuration to ``<out>/<name>.png``.
+cart arm, spacer arm, parallel continuum robot), drawn at a bent configuration to ``<out>/<name>.png``.
 
 The configurations are hand-set strains of the kind the robots' tendons produce (constant
 curvatures per segment [1/m], joint angles [rad] and slides [m]); the floating robots are
@@ -98,7 +98,22 @@ def spacer_arm():
     return tree, q, {}, {"elev": 15.0, "azim": -60.0}
 
 
-ROBOTS = {f.__name__: f for f in (inchworm, brittle_star, gripper, two_arm_platform, cart_arm, spacer_arm)}
+def parallel_continuum_robot():
+    tree = robots.parallel_continuum_robot(num_rods=3)
+    q = np.array(tree.neutral_configuration())
+    for k in range(3):
+        # every rod the same S-bend (zero net rotation): the clamps stay closed and the
+        # platform shifts sideways, level
+        idx, _ = tree.coordinate_slices(f"rod{k}")
+        q[idx[0]] = 0.02  # insertion [m]
+        _set(tree, q, f"rod{k}", [0.0, 2.5, 0.0, 0.0, 2.5, 0.0, 0.0, -2.5, 0.0, 0.0, -2.5, 0.0])
+    return tree, q, {"ground": 0.0}, {"elev": 20.0, "azim": -60.0}
+
+
+ROBOTS = {
+    f.__name__: f
+    for f in (inchworm, brittle_star, gripper, two_arm_platform, cart_arm, spacer_arm, parallel_continuum_robot)
+}
 
 
 def main(argv=None) -> None:

@@ -186,7 +186,7 @@ def test_render_robots_draws_every_robot(tmp_path):
     source = (SCRIPTS_DIR / "render_robots.py").read_text()
     names = re.search(r"for f in \(([^)]*)\)", source).group(1).replace(" ", "").split(",")
     images = {p.stem: matplotlib.image.imread(p) for p in tmp_path.glob("*.png")}
-    assert set(images) == set(names) and len(names) == 6
+    assert set(images) == set(names) and len(names) == 7
     for name, img in images.items():
         assert img.shape[:2] == (64, 64), name
         assert img[..., :3].std() > 0.02, f"{name} is blank"

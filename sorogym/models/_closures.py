@@ -121,9 +121,33 @@ def _axis_frame(label: str, axis) -> np.ndarray:
     return np.stack([t1, np.cross(k, t1), k], axis=1)
 
 
-def build_closures(closures, names: tuple[str, ...], site_length) -> ClosureSet:
-    """Validate ``closures`` against the tree's body ``names``; ``site_length(b)`` is the
-    length [m] of body ``b``'s rod (``None`` for a link). Errors name the closure and field."""
+def build_closures(tree, closures) -> ClosureSet:
+    """The :class:`ClosureSet` of ``closures`` on ``tree`` (a body tree under construction,
+    its bodies laid out), validated: errors name the closure and field, and closures that
+    over-determine the structure are refused (:func:`check_rank`)."""
+    structure = tree.structure
+
+    def site_length(b: int):
+        g, m = structure.body_group[b]
+        group = structure.groups[g]
+        return float(tree._rods[group.items[m]].total_length) if group.kind == "rod" else None
+
+    out = _describe(tuple(closures), structure.names, site_length)
+    if out.num_rows:
+        check_rank(out, closure_terms(tree, out, tree.neutral_configuration())[1], tree.num_dofs)
+    return out
+
+
+def check_frequency(value) -> float:
+    """A valid :attr:`~sorogym.models.SoftRobot.constraint_frequency` [1/s]."""
+    if not (np.isfinite(value) and value >= 0.0):
+        raise ValueError(f"constraint_frequency: must be finite and >= 0 [1/s], got {value}")
+    return float(value)
+
+
+def _describe(closures, names: tuple[str, ...], site_length) -> ClosureSet:
+    """Validate ``closures`` against the body ``names``; ``site_length(b)`` is the length [m]
+    of body ``b``'s rod (``None`` for a link)."""
     labels, rows, bodies, s_all, offsets, frames = [], [], [], [], [], []
     for i, c in enumerate(closures):
         if not isinstance(c, LoopClosure):

@@ -54,7 +54,7 @@ from jaxtyping import Array, Float
 
 from ..actuation import TreeActuation, TreeContext
 from ._base import DynamicalTerms, SoftRobot
-from ._closures import ClosureSet, LoopClosure, build_closures, check_rank, closure_terms
+from ._closures import ClosureSet, LoopClosure, build_closures, check_frequency, closure_terms
 from ._joints import (
     EUCLIDEAN_JOINTS,
     quaternion_exp,
@@ -173,22 +173,8 @@ class BodyTree(SoftRobot):
         diagonal = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
         self._elastic_diagonals = (jnp.diagonal(self._stiffness), jnp.diagonal(self._damping)) if diagonal else None
         self.actuation = self._make_actuation(motor_pairs)
-        if isinstance(constraints, ClosureSet):
-            self.closures = constraints
-        else:
-            self.closures = build_closures(tuple(constraints), structure.names, self._site_length)
-        if not (np.isfinite(constraint_frequency) and constraint_frequency >= 0.0):
-            raise ValueError(f"constraint_frequency: must be finite and >= 0 [1/s], got {constraint_frequency}")
-        self._constraint_frequency = float(constraint_frequency)
-        if self.closures.num_rows and not isinstance(constraints, ClosureSet):
-            q0 = self.neutral_configuration()
-            check_rank(self.closures, closure_terms(self, self.closures, q0)[1], self.num_dofs)
-
-    def _site_length(self, b: int):
-        """Rod length [m] of body ``b`` (``None`` for a link), for validating sites."""
-        g, m = self.structure.body_group[b]
-        group = self.structure.groups[g]
-        return float(self._rods[group.items[m]].total_length) if group.kind == "rod" else None
+        self.closures = constraints if isinstance(constraints, ClosureSet) else build_closures(self, constraints)
+        self._constraint_frequency = check_frequency(constraint_frequency)
 
     # -- structure ---------------------------------------------------------------------------
 
