@@ -87,14 +87,14 @@ def _trapezoid_update(
     rhs = F - model.elastic_force(model.retract(q, (theta * h) * v)) - model.damping_force(v)
     solve = _velocity_solver(model, q, v, h)
     if load_at is None:
-        dv, _ = solve(W, h * rhs, True)
+        dv, _ = solve(W, rhs, h, True)
     else:
         load = load_at(v)
-        dv, impulse = solve(W + h * load.damping, h * (rhs + load.force), True)
+        dv, impulse = solve(W + h * load.damping, rhs + load.force, h, True)
         for _ in range(load_iterations):
             load = load_at(v + dv)
             residual = W @ dv - h * (rhs + load.force) - impulse
-            ddv, dimpulse = solve(W + h * load.damping, -residual, False)
+            ddv, dimpulse = solve(W + h * load.damping, residual, -1.0, False)
             dv, impulse = dv + ddv, impulse + dimpulse
     # two retractions, h v then theta h dv: on vector spaces exactly the former (q + h v) + h dv / 2
     # for theta = 1/2, so the serial models step bit-identically to the code before the state contract
@@ -113,18 +113,20 @@ def _project_on_closures(model: SoftRobot, q: Array, W: Array) -> Array:
 
 
 def _velocity_solver(model: SoftRobot, q: Array, v: Array, h):
-    """``solve(W, b, first) -> (dv, impulse)``: ``W dv = b`` for an unconstrained model
-    (zero impulse); for a closed chain ``W dv = b + G^T mu``, ``impulse = G^T mu``, with
+    """``solve(W, b, scale, first) -> (dv, impulse)``: ``W dv = scale b`` for an
+    unconstrained model (zero impulse; computed as ``scale W^-1 b``, the rounding of the
+    scheme before closures existed); for a closed chain ``W dv = scale b + G^T mu``,
+    ``impulse = G^T mu``, with
     ``G (v + dv) = -omega phi / (1 + h omega)`` for the ``first`` solve of a step and
     ``G ddv = 0`` for the corrections after it."""
     if not model.num_constraints:
-        return lambda W, b, first: (spd_solve(W, b), 0.0)
+        return lambda W, b, scale, first: (scale * spd_solve(W, b), 0.0)
     phi, G = model.constraint_terms(q)
     w = model.constraint_frequency
     target = -(w / (1.0 + h * w)) * phi - G @ v
 
-    def solve(W, b, first):
-        dv, mu = constrained_spd_solve(W, b, G, target if first else jnp.zeros_like(target))
+    def solve(W, b, scale, first):
+        dv, mu = constrained_spd_solve(W, scale * b, G, target if first else jnp.zeros_like(target))
         return dv, G.T @ mu
 
     return solve
