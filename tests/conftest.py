@@ -7,6 +7,12 @@ The persistent JAX compilation cache lives outside the checkout (default
 disable), so repeated runs on one machine, clean checkouts included, skip recompiling
 unchanged functions. It is capped at 2 GiB (least recently used entries go first).
 
+Equinox's runtime checks (the non-convergence errors of diffrax, optimistix and
+``static_equilibrium``) report through NaN (``EQX_ON_ERROR=nan``, unless set otherwise) as in
+the scripts' smoke runs: a program with a host callback is never stored in the persistent
+cache, so with the default every solve recompiled on every run; a failed check still fails
+its test, as a non-finite result.
+
 XLA's CPU compiler is run with a single code-generation thread: with parallel codegen,
 long test sessions (hundreds of compilations) crashed inside XLA compilation a few times on
 jaxlib 0.10.2. Must be set before JAX initialises its backend.
@@ -14,6 +20,7 @@ jaxlib 0.10.2. Must be set before JAX initialises its backend.
 
 import os
 
+os.environ.setdefault("EQX_ON_ERROR", "nan")
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_parallel_codegen_split_count=1").strip()
 
 import jax  # noqa: E402

@@ -1,18 +1,22 @@
 """Static equilibria of any model: ``G(q) + K(q) = A(q) u + tau_ext``, differentiable.
 
-The solve runs in two stages:
+The solve runs in one Newton loop, in two stages:
 
-1. *Continuation* (no gradients): every load, gravity included, is raised linearly from
-   zero over ``ramp_steps`` stages with a few Newton steps each, solving
+1. *Continuation*: every load, gravity included, is raised linearly from zero over
+   ``ramp_steps`` stages with a few Newton steps each, solving
    ``K(q) + lam (G(q) - A(q) u - tau_ext) = 0`` for ``lam = 1/(S+1), 2/(S+1), ...``
    (``G`` is linear in the gravity vector). This keeps the iterate on the equilibrium branch
    connected to the unloaded robot (large loads from rest send plain Newton to far,
    unstable roots).
-2. *Root find* at the full load with optimistix's Newton solver and its implicit adjoint:
-   the derivative of the solution ``q*`` with respect to anything the residual depends on
-   (``u``, ``tau_ext`` and every physical parameter of the model) comes from the implicit
-   function theorem, ``dq*/dtheta = -(dr/dq)^-1 dr/dtheta``, in forward and reverse mode,
-   without differentiating through the iterations.
+2. *Newton at the full load* until the step falls below ``atol + rtol |q|``.
+
+Every step is backtracked (the first of 1, 1/2, 1/4, 1/8 that lowers the residual norm).
+Both stages share one traced residual and Jacobian (the compiled program stays small), and
+the loop is wrapped in :func:`jax.lax.custom_root`: the derivative of the solution ``q*``
+with respect to anything the residual depends on (``u``, ``tau_ext`` and every physical
+parameter of the model) comes from the implicit function theorem,
+``dq*/dtheta = -(dr/dq)^-1 dr/dtheta``, in forward and reverse mode, without differentiating
+through the iterations.
 
 Closed chains (models with :attr:`~sorogym.models.SoftRobot.num_constraints` ``c > 0``):
 the unknowns are ``(q, lam)`` ``(n + c,)`` and the residual the KKT system
@@ -33,7 +37,6 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optimistix as optx
 from jaxtyping import Array, Float
 
 
@@ -118,9 +121,10 @@ def static_equilibrium(
             ``q = 0``, where the unloaded robot rests).
         ramp_steps: continuation stages (``0``: Newton at the full load from ``q0``).
         newton_per_step: Newton steps per continuation stage.
-        rtol, atol: optimistix Newton tolerances on the iterate (max norm); the residual
-            at convergence is then far below them (quadratic convergence).
-        max_steps: Newton steps of the final root find.
+        rtol, atol: tolerances on the full-load Newton step (max norm, relative to the
+            iterate); the residual at convergence is then far below them (quadratic
+            convergence).
+        max_steps: Newton steps at the full load.
         throw: raise (a runtime error, also under ``jit``) when the root find does not
             converge; ``False`` returns the last iterate.
         point_wrenches: dead loads on a rod, ``(s (p,) [m], w (p, d))`` with ``w`` the
@@ -139,56 +143,79 @@ def static_equilibrium(
         raise ValueError(f"need ramp_steps >= 0 and newton_per_step >= 1, got {ramp_steps}, {newton_per_step}")
     frozen = jax.lax.stop_gradient((eqx.filter(model, eqx.is_array), u, tau_ext, point_wrenches))
     model_ng = eqx.combine(frozen[0], model)
-
     n, c = model.num_dofs, model.num_constraints
+    ramp, per_stage = int(ramp_steps), int(newton_per_step)
+
+    def stage_residual(x, scale):
+        """The residual with the loads (everything but the elastic force) times ``scale``."""
+        q = x[:n]
+        loads = (
+            model_ng.gravitational_force(q)
+            - model_ng.actuation_force(q, frozen[1])
+            - frozen[2]
+            - _point_wrench_force(model_ng, q, frozen[3])
+        )
+        return _with_closures(model_ng, x, model_ng.elastic_force(q) + scale * loads)
 
     def newton(x, scale):
         """One Newton step on the stage residual, backtracked (step 1, 1/2, 1/4, 1/8: the
-        first that lowers the residual norm) so that no step jumps to another branch."""
+        first that lowers the residual norm) so that no step jumps to another branch;
+        returns the new iterate and the full Newton step."""
 
-        def stage_residual(x_):
-            q_ = x_[:n]
-            loads = (
-                model_ng.gravitational_force(q_)
-                - model_ng.actuation_force(q_, frozen[1])
-                - frozen[2]
-                - _point_wrench_force(model_ng, q_, frozen[3])
-            )
-            return _with_closures(model_ng, x_, model_ng.elastic_force(q_) + scale * loads)
-
-        def both(q_):
-            r = stage_residual(q_)
+        def both(x_):
+            r = stage_residual(x_, scale)
             return r, r
 
         J, r = jax.jacfwd(both, has_aux=True)(x)
         step = jnp.linalg.solve(J, r)
-        alphas = jnp.asarray([1.0, 0.5, 0.25, 0.125], x.dtype)
-        norms = jax.vmap(lambda a: jnp.sum(stage_residual(x - a * step) ** 2))(alphas)
-        better = norms < jnp.sum(r**2)
-        alpha = jnp.where(jnp.any(better), alphas[jnp.argmax(better)], alphas[-1])
-        return x - alpha * step
+        start = jnp.sum(r**2)
 
-    def stage(k, x):
-        scale = (k + 1.0) / (ramp_steps + 1.0)
-        return jax.lax.fori_loop(0, newton_per_step, lambda _, x_: newton(x_, scale), x)
+        def halve(_, carry):
+            alpha, done = carry
+            better = jnp.sum(stage_residual(x - alpha * step, scale) ** 2) < start
+            return jnp.where(done | better, alpha, 0.5 * alpha), done | better
+
+        alpha, _ = jax.lax.fori_loop(0, 3, halve, (jnp.ones((), x.dtype), jnp.zeros((), bool)))
+        return x - alpha * step, step
+
+    def solve(_, x_init):
+        """Continuation (``ramp * per_stage`` steps at rising load) then Newton at the full
+        load until the step is below ``atol + rtol |x|`` (max norm) or ``max_steps``: one
+        loop, one traced residual and Jacobian for both stages. Returns the iterate and
+        the last step in units of the tolerance (converged: ``<= 1``)."""
+
+        def keep_going(carry):
+            _, k, size = carry
+            return (k < ramp * per_stage) | ((k < ramp * per_stage + max_steps) & ~(size <= 1.0))
+
+        def body(carry):
+            x, k, _ = carry
+            scale = jnp.minimum((k // per_stage + 1.0) / (ramp + 1.0), 1.0)
+            x_new, step = newton(x, scale)
+            size = jnp.max(jnp.abs(step) / (atol + rtol * jnp.abs(x_new)), initial=0.0)
+            return x_new, k + 1, jnp.where(scale < 1.0, jnp.inf, size)  # converged at the full load only
+
+        x, _, size = jax.lax.while_loop(
+            keep_going, body, (x_init, jnp.zeros((), int), jnp.asarray(jnp.inf, x_init.dtype))
+        )
+        return x, size  # (a float: custom_root's rule gives its auxiliary output float tangents)
+
+    def residual(x):
+        """The full residual, differentiable in everything it closes over."""
+        return _with_closures(model, x, static_residual(model, x[:n], u, tau_ext, point_wrenches))
+
+    def tangent_solve(linear, rhs):
+        return jnp.linalg.solve(jax.jacfwd(linear)(jnp.zeros_like(rhs)), rhs)
 
     x0 = jnp.concatenate([jax.lax.stop_gradient(q0), jnp.zeros((c,), q0.dtype)])
-    x_start = jax.lax.fori_loop(0, int(ramp_steps), stage, x0)
-
-    def residual(x, args):
-        model_, u_, tau_, wrenches_ = args
-        return _with_closures(model_, x, static_residual(model_, x[:n], u_, tau_, wrenches_))
-
-    sol = optx.root_find(
-        residual,
-        optx.Newton(rtol=rtol, atol=atol),
-        x_start,
-        args=(model, u, tau_ext, point_wrenches),
-        max_steps=max_steps,
-        adjoint=optx.ImplicitAdjoint(),
-        throw=throw,
-    )
-    q, lam = sol.value[:n], sol.value[n:]
+    x, size = jax.lax.custom_root(residual, x0, solve, tangent_solve, has_aux=True)
+    if throw:
+        x = eqx.error_if(
+            x,
+            ~(jax.lax.stop_gradient(size) <= 1.0),
+            f"static_equilibrium: Newton did not converge in max_steps={max_steps} steps",
+        )
+    q, lam = x[:n], x[n:]
     return (q, lam) if return_multipliers else q
 
 
