@@ -15,7 +15,8 @@
   :func:`gripper`, the :func:`two_arm_platform`, the soft cart-pole :func:`cart_arm` and the
   cable-driven :func:`spacer_arm`.
 * The :func:`parallel_continuum_robot`: soft rods on insertion drives between a fixed base
-  and a rigid platform, a closed chain (:class:`~sorogym.models.LoopClosure`).
+  and a rigid platform, a closed chain (:class:`~sorogym.models.LoopClosure`); the
+  :func:`chiral_structure`: rings of soft rods clamped between stacked floating plates.
 * The soft :func:`snake` (:class:`SnakeBody`) and :func:`crawler` (:class:`CrawlerBody`):
   planar floating-base PCS rods lying on the ground, the snake bent segment by segment, the
   crawler's segments bending and stretching (:func:`slope_gravity` for inclined ground).
@@ -86,7 +87,7 @@ from ._ground_crawlers import (
     slope_gravity,
     snake,
 )
-from ._parallel import PARALLEL_ROBOT, parallel_continuum_robot
+from ._parallel import CHIRAL_STRUCTURE, PARALLEL_ROBOT, chiral_structure, parallel_continuum_robot
 from ._tendon_ring import ring_offsets, tendon_ring_pcs
 from ._tree_composites import (
     CART_ARM,
@@ -174,4 +175,6 @@ __all__ = [
     "SPACER_DISC",
     "parallel_continuum_robot",
     "PARALLEL_ROBOT",
+    "chiral_structure",
+    "CHIRAL_STRUCTURE",
 ]
