@@ -13,16 +13,26 @@ Loading, quasi-statically (``static_equilibrium``, KKT with the closures): a dea
 ``T`` about the vertical on the top plate, raised from zero in small steps, then a dead
 downward force ``F`` on the top plate, raised in steps of ``FORCE_STEP`` (halved, down to
 1/16, where Newton does not converge from the previous equilibrium); each solve starts from
-the previous equilibrium. Reported per torque: compressive strain ``(H - z) / H`` of the
-top plate (``H`` the unloaded height) and its twist angle against ``F``; the run ends at
-``MAX_FORCE``, at a strain of ``MAX_STRAIN`` or where force control cannot go on (a limit
-point). A check against closed forms at small loads (axial: ``F L / (N E A)`` per ring;
+the previous equilibrium. A step is accepted when Newton converges and the strain changes
+by at most ``MAX_STRAIN_STEP`` (a larger change is a jump to a distant branch, not a
+neighbouring equilibrium); the step doubles again after a success. Reported per torque:
+compressive strain ``(H - z) / H`` of the top plate (``H`` the unloaded height) and its
+twist angle (unwrapped) against ``F``; the run ends at ``MAX_FORCE``, at a strain of
+``MAX_STRAIN`` (beyond it the rods of a ring would pass through each other: there is no
+rod-rod contact) or at a limit point of force control (the force cannot rise further on
+the branch: a snap). A check against closed forms at small loads (axial: ``F L / (N E A)`` per ring;
 torsion: rings of clamped-guided rods, ``k = N (12 E I R^2 / (L^3 (1 - 1/S^2)) + G J / L)``
 with ``S`` constant-curvature segments) is in the report.
 
+Every equilibrium's stability is reported: the stiffness (the KKT Jacobian's ``q`` block)
+positive definite on the closures' tangent space. The non-zero pattern of the static KKT
+Jacobian ``[[d r / d q, -G_c^T], [G_c, 0]]`` at the last point of the largest torque is the
+paper's Fig. 26 (its parallel soft-rigid mechanism of three rigid bodies and eight rods is
+this structure's topology: the ground plate and two plates, two rings of four rods).
+
 Writes ``results/lie_group/chiral_structure.{json,md}`` and the figures
-``chiral_structure_force_strain.png`` (Fig. 27) and ``chiral_structure_shapes.png``
-(Fig. 25: unloaded and most compressed shapes).
+``chiral_structure_force_strain.png`` (Fig. 27), ``chiral_structure_shapes.png`` (Fig. 25:
+unloaded and most compressed shapes) and ``chiral_structure_kkt_sparsity.png`` (Fig. 26).
 
     python scripts/reproduce_chiral_structure.py                      # (~10 min on 2 cores)
     python scripts/reproduce_chiral_structure.py --smoke --out /tmp/chiral   # one ring of 3 rods
@@ -31,6 +41,7 @@ Writes ``results/lie_group/chiral_structure.{json,md}`` and the figures
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -50,7 +61,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TORQUES = (0.1, 0.5, 1.0, 2.0)  # N m, the paper's initial torques
 RING_RADIUS = 0.3  # m, rods' distance from the plates' axis (not in the paper)
 TORQUE_STEPS = 10  # the torque is raised in this many equal steps
-FORCE_STEP, MAX_FORCE, MAX_STRAIN = 1.0, 40.0, 0.5  # N, N, -
+FORCE_STEP, MAX_FORCE = 1.0, 40.0  # N
+MAX_STRAIN = 0.3  # beyond it the rods of a ring would pass through each other (no rod-rod contact here)
+MAX_STRAIN_STEP = 0.02  # a larger change in one force step is a jump to another branch: the step is halved
 HALVINGS = 4  # force step halvings before the curve ends
 RESIDUAL_TOL = 1e-8  # largest KKT residual entry [N, N m, m] of a converged solve
 SMALL_FORCE, SMALL_TORQUE = 1e-3, 1e-4  # N, N m (closed-form check)
@@ -64,9 +77,12 @@ def structure(smoke: bool) -> sg.BodyTree:
 
 
 def make_solver(tree: sg.BodyTree):
-    """``solve(F, T, q_start) -> (q, top pose (4, 4), converged)``: the equilibrium under the
-    dead downward force ``F`` [N] and torque ``T`` [N m] about +z at the top plate, Newton
-    from ``q_start`` (one compiled program for every load)."""
+    """``solve(F, T, q_start) -> (q, top pose (4, 4), converged, KKT Jacobian (n + c, n + c))``:
+    the equilibrium under the dead downward force ``F`` [N] and torque ``T`` [N m] about +z
+    at the top plate, Newton from ``q_start``, and the Jacobian of the static KKT residual
+    ``[G + K - J^T w - G_c^T lam; phi]`` in ``(q, lam)`` there (one compiled program for
+    every load)."""
+    n = tree.num_dofs
 
     @jax.jit
     def solve(force, torque, q_start):
@@ -76,18 +92,44 @@ def make_solver(tree: sg.BodyTree):
         q, lam = tree.static_equilibrium(
             point_wrenches=loads, q0=q_start, ramp_steps=0, throw=False, return_multipliers=True
         )
-        phi, G = tree.constraint_terms(q)
-        kkt = jnp.concatenate([static_residual(tree, q, jnp.zeros(tree.num_actuators), None, loads) - G.T @ lam, phi])
-        ok = jnp.all(jnp.isfinite(q)) & (jnp.max(jnp.abs(kkt)) < RESIDUAL_TOL)
-        return jnp.where(ok, q, q_start), tree.forward_kinematics(q, body=tree.body_names[-1]), ok
+
+        def kkt(x):
+            phi, G = tree.constraint_terms(x[:n])
+            r = static_residual(tree, x[:n], jnp.zeros(tree.num_actuators), None, loads) - G.T @ x[n:]
+            out = jnp.concatenate([r, phi])
+            return out, out
+
+        jacobian, residual = jax.jacfwd(kkt, has_aux=True)(jnp.concatenate([q, lam]))
+        ok = jnp.all(jnp.isfinite(q)) & (jnp.max(jnp.abs(residual)) < RESIDUAL_TOL)
+        return jnp.where(ok, q, q_start), tree.forward_kinematics(q, body=tree.body_names[-1]), ok, jacobian
 
     return solve
+
+
+def is_stable(jacobian, n: int) -> bool:
+    """A constrained equilibrium is stable when the stiffness ``d(residual)/dq`` is positive
+    definite on the closures' tangent space (the null space of ``G_c``)."""
+    jac = np.asarray(jacobian)
+    stiffness, G = jac[:n, :n], jac[n:, :n]
+    _, sv, vt = np.linalg.svd(G)
+    Z = vt[int(np.sum(sv > 1e-10 * sv[0])) :].T
+    reduced = Z.T @ (0.5 * (stiffness + stiffness.T)) @ Z
+    return bool(np.linalg.eigvalsh(reduced).min() > 0)
 
 
 def twist_angle(pose) -> float:
     """Rotation of a plate about the vertical [rad] (from its x axis)."""
     pose = np.asarray(pose)
     return float(np.arctan2(pose[1, 0], pose[0, 0]))
+
+
+def euler_sway_load(structure: dict) -> float:
+    """``N pi^2 E I / L^2`` [N] of a report's ``structure``: a ring's rods buckle sideways,
+    clamped at both ends with the upper ends free to translate (the plate does not turn)."""
+    second_moment = np.pi * structure["rod_radius"] ** 4 / 4
+    return float(
+        structure["num_rods"] * np.pi**2 * structure["young_modulus"] * second_moment / structure["rod_length"] ** 2
+    )
 
 
 def closed_form_check(tree, solve, size) -> dict:
@@ -99,10 +141,10 @@ def closed_form_check(tree, solve, size) -> dict:
     G, J = E / (2 * (1 + nu)), np.pi * r**4 / 2
     q0 = tree.neutral_configuration()
     H = rings * L
-    _, pose, ok_axial = solve(jnp.asarray(SMALL_FORCE), jnp.asarray(0.0), q0)
+    _, pose, ok_axial, _ = solve(jnp.asarray(SMALL_FORCE), jnp.asarray(0.0), q0)
     shortening = H - float(pose[2, 3])
     expected_shortening = rings * SMALL_FORCE * L / (N * E * A)
-    _, pose_t, ok_torsion = solve(jnp.asarray(0.0), jnp.asarray(SMALL_TORQUE), q0)
+    _, pose_t, ok_torsion, _ = solve(jnp.asarray(0.0), jnp.asarray(SMALL_TORQUE), q0)
     k_ring = N * (12 * E * second_moment * RING_RADIUS**2 / (L**3 * (1 - 1 / S**2)) + G * J / L)
     expected_twist = rings * SMALL_TORQUE / k_ring
     return dict(
@@ -119,31 +161,57 @@ def closed_form_check(tree, solve, size) -> dict:
 
 
 def load_path(solve, q0, torque: float, H: float, max_force: float, force_step: float):
-    """Raise the torque, then the force; returns the curve and the last configuration."""
+    """Raise the torque, then the force; returns the curve (with the stability of every
+    point), the last configuration and the KKT Jacobian there."""
     q = q0
     for k in range(1, TORQUE_STEPS + 1):
-        q, pose, ok = solve(jnp.asarray(0.0), jnp.asarray(torque * k / TORQUE_STEPS), q)
+        q, pose, ok, jac = solve(jnp.asarray(0.0), jnp.asarray(torque * k / TORQUE_STEPS), q)
         if not bool(ok):
-            return dict(force=[], strain=[], twist=[], end=f"torque step {k} did not converge"), q
+            return dict(force=[], strain=[], twist=[], stable=[], end=f"torque step {k} did not converge"), q, None
+    n = q.shape[0]
     force, strain, twist = [0.0], [(H - float(pose[2, 3])) / H], [twist_angle(pose)]
+    stable = [is_stable(jac, n)]
     F, dF, end = 0.0, force_step, f"reached the largest force {max_force:g} N"
     while F < max_force - 1e-12:
         F_try = min(F + dF, max_force)
-        q_try, pose, ok = solve(jnp.asarray(F_try), jnp.asarray(torque), q)
-        if not bool(ok):
+        q_try, pose, ok, jac_try = solve(jnp.asarray(F_try), jnp.asarray(torque), q)
+        strain_try = (H - float(pose[2, 3])) / H
+        twist_try = twist[-1] + np.angle(np.exp(1j * (twist_angle(pose) - twist[-1])))  # unwrapped
+        if not bool(ok) or abs(strain_try - strain[-1]) > MAX_STRAIN_STEP:  # no equilibrium near: halve
             if dF < force_step / 2**HALVINGS:
-                end = f"no equilibrium from {F:g} N to {F_try:g} N (a limit point of force control)"
+                end = f"limit point of force control between {F:g} and {F_try:g} N"
                 break
             dF /= 2
             continue
-        F, q = F_try, q_try
+        F, q, jac, dF = F_try, q_try, jac_try, min(2 * dF, force_step)
         force.append(F)
-        strain.append((H - float(pose[2, 3])) / H)
-        twist.append(twist_angle(pose))
+        stable.append(is_stable(jac, n))
+        strain.append(strain_try)
+        twist.append(float(twist_try))
         if strain[-1] > MAX_STRAIN:
             end = f"strain above {MAX_STRAIN:g}"
             break
-    return dict(force=force, strain=strain, twist=twist, end=end), q
+    return dict(force=force, strain=strain, twist=twist, stable=stable, end=end), q, np.asarray(jac)
+
+
+def kkt_sparsity(tree, jacobian, where: str) -> dict:
+    """The non-zero pattern of the static KKT Jacobian (rows as strings of 0/1) with the
+    coordinate blocks of the rods and the closures (the paper's Fig. 26, right)."""
+    nonzero = np.asarray(jacobian) != 0.0
+    blocks = []
+    for name in tree.body_names:
+        index = np.asarray(tree.coordinate_slices(name)[1]).reshape(-1)
+        if index.size:
+            blocks.append(dict(name=name, start=int(index.min()), stop=int(index.max()) + 1))
+    return dict(
+        where=where,
+        size=int(nonzero.shape[0]),
+        num_dofs=tree.num_dofs,
+        nonzeros=int(nonzero.sum()),
+        density=float(nonzero.mean()),
+        blocks=blocks,
+        rows=["".join("1" if v else "0" for v in row) for row in nonzero],
+    )
 
 
 def rod_shapes(tree, q, points: int = 12) -> list:
@@ -161,7 +229,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="one ring of three rods, two torques, a few force steps")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "lie_group")
+    ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
     args = ap.parse_args(argv)
+    if args.replot:
+        result, stem = json.loads(args.replot.read_text()), args.replot.stem
+        write_report(args.out, stem, False, result, markdown)
+        plot(result, args.out, stem)
+        return
     tree, size = structure(args.smoke)
     solve = make_solver(tree)
     q0 = tree.neutral_configuration()
@@ -175,11 +249,13 @@ def main(argv=None):
     curves, shapes = [], {"unloaded": rod_shapes(tree, q0)}
     for T in torques:
         t0 = time.perf_counter()
-        curve, q_end = load_path(solve, q0, T, H, max_force, force_step)
+        curve, q_end, jacobian = load_path(solve, q0, T, H, max_force, force_step)
         curves.append(dict(torque=T, seconds=time.perf_counter() - t0, **curve))
         shapes[f"T = {T:g} N m, F = {curve['force'][-1] if curve['force'] else 0:g} N"] = rod_shapes(tree, q_end)
         last = f"strain {curve['strain'][-1]:.3f} at {curve['force'][-1]:g} N" if curve["force"] else "no point"
         print(f"T = {T:g} N m: {len(curve['force'])} points, {last}; {curve['end']}", flush=True)
+    sparsity = kkt_sparsity(tree, jacobian, f"T = {torques[-1]:g} N m, last point")
+    print(f"KKT Jacobian {sparsity['size']}x{sparsity['size']}: {sparsity['density']:.1%} non-zero", flush=True)
     stem = "chiral_structure_smoke" if args.smoke else "chiral_structure"
     result = dict(
         meta=run_metadata(args.smoke, ("jax",), "Table 8 chiral structure, force-strain under initial torques"),
@@ -189,6 +265,7 @@ def main(argv=None):
         closed_form_check=check,
         curves=curves,
         shapes=shapes,
+        kkt_sparsity=sparsity,
     )
     write_report(args.out, stem, False, result, markdown)
     plot(result, args.out, stem)
@@ -202,10 +279,17 @@ def plot(result, out: Path, stem: str):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    for c in result["curves"]:
-        axes[0].plot(c["strain"], c["force"], marker=".", ms=3, lw=1, label=f"T = {c['torque']:g} N m")
-        axes[1].plot(c["force"], np.degrees(c["twist"]), marker=".", ms=3, lw=1, label=f"T = {c['torque']:g} N m")
-    axes[0].set(xlabel="compressive strain", ylabel="force [N]", title="force-strain (Fig. 27)")
+    for k, c in enumerate(result["curves"]):
+        stable = np.asarray(c["stable"], bool)
+        last = int(np.argmin(stable)) if not stable.all() else len(stable) - 1  # first unstable point
+        for x, y, ax in ((c["strain"], c["force"], axes[0]), (c["force"], np.degrees(c["twist"]), axes[1])):
+            x, y = np.asarray(x), np.asarray(y)
+            ax.plot(
+                x[: last + 1], y[: last + 1], marker=".", ms=3, lw=1, color=f"C{k}", label=f"T = {c['torque']:g} N m"
+            )
+            ax.plot(x[last:], y[last:], ls="--", lw=1, color=f"C{k}")
+    axes[0].axhline(euler_sway_load(result["structure"]), color="0.5", lw=0.6, ls=":")
+    axes[0].set(xlabel="compressive strain", ylabel="force [N]", title="force-strain (Fig. 27; dashed: unstable)")
     axes[1].set(xlabel="force [N]", ylabel="top plate twist [deg]", title="twist of the top plate")
     for ax in axes:
         ax.legend(fontsize=7)
@@ -222,7 +306,26 @@ def plot(result, out: Path, stem: str):
         ax.title.set_fontsize(8)
     fig.tight_layout()
     fig.savefig(out / f"{stem}_shapes.png", dpi=110)
+    sp = result["kkt_sparsity"]
+    pattern = np.asarray([[c == "1" for c in row] for row in sp["rows"]])
+    fig, ax = plt.subplots(figsize=(4.6, 4.6))
+    ax.spy(pattern, markersize=1.2 if sp["size"] > 60 else 3)
+    for edge in [b["stop"] for b in sp["blocks"]][:-1] + [sp["num_dofs"]]:
+        ax.axhline(edge - 0.5, color="0.8", lw=0.5)
+        ax.axvline(edge - 0.5, color="0.8", lw=0.5)
+    ax.set_title(f"static KKT Jacobian ({sp['density']:.0%} non-zero)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / f"{stem}_kkt_sparsity.png", dpi=120)
     plt.close("all")
+
+
+def stable_up_to(curve) -> str:
+    """The largest force [N] before the first unstable point of a curve (all stable: ``all``)."""
+    stable = np.asarray(curve["stable"], bool)
+    if stable.all():
+        return "all"
+    first = int(np.argmin(stable))
+    return f"{curve['force'][first - 1]:g}" if first else "none"
 
 
 def markdown(result) -> str:
@@ -240,20 +343,32 @@ def markdown(result) -> str:
         f"{chk['expected_twist']:.6e} ({chk['torsion_rel_error']:.1e}).",
         "",
         "| initial torque [N m] | points | strain at 0 N | force at 5 % strain [N] | last force [N] | last strain | "
-        "last twist [deg] | end |",
-        "|---|---|---|---|---|---|---|---|",
+        "last twist [deg] | stable up to [N] | end |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    sway = euler_sway_load(s)
     for c in result["curves"]:
         if not c["force"]:
-            lines.append(f"| {c['torque']:g} | 0 | | | | | | {c['end']} |")
+            lines.append(f"| {c['torque']:g} | 0 | | | | | | | {c['end']} |")
             continue
         strain, force = np.asarray(c["strain"]), np.asarray(c["force"])
         rising = np.all(np.diff(strain) > 0)
         at5 = f"{np.interp(0.05, strain, force):.2f}" if rising and strain[0] < 0.05 <= strain[-1] else ""
         lines.append(
             f"| {c['torque']:g} | {len(force)} | {strain[0]:.4f} | {at5} | {force[-1]:g} | {strain[-1]:.4f} | "
-            f"{np.degrees(c['twist'][-1]):.1f} | {c['end']} |"
+            f"{np.degrees(c['twist'][-1]):.1f} | {stable_up_to(c)} | {c['end']} |"
         )
+    sp = result["kkt_sparsity"]
+    lines += [
+        "",
+        f"Stability: stiffness positive definite on the closures' tangent space. A ring's Euler sway load "
+        f"(clamped rods whose upper ends translate without turning) is N pi^2 E I / L^2 = {sway:.2f} N; past the "
+        "last stable force the twist path goes on as an unstable equilibrium (under a dead load the plates "
+        "would sway sideways).",
+        "",
+        f"Static KKT Jacobian ({sp['where']}): {sp['size']} x {sp['size']} ({sp['num_dofs']} coordinates, "
+        f"{sp['size'] - sp['num_dofs']} closure equations), {sp['nonzeros']} non-zeros ({sp['density']:.1%}).",
+    ]
     return "\n".join(lines) + "\n"
 
 

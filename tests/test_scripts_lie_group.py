@@ -54,5 +54,9 @@ def test_chiral_structure_smoke_meets_the_closed_forms_and_softens_with_torque(t
         assert np.all(np.diff(curve["strain"]) > 0), curve["strain"]
     assert np.all(np.asarray(high["strain"]) > np.asarray(low["strain"]))
     assert abs(high["twist"][0]) > 5 * abs(low["twist"][0]) > 0
-    for figure in ("force_strain", "shapes"):
+    assert low["stable"][0]  # the barely twisted ring, unloaded
+    sparsity = result["kkt_sparsity"]
+    assert sparsity["size"] == result["structure"]["num_dofs"] + result["num_constraints"]
+    assert 0 < sparsity["nonzeros"] < sparsity["size"] ** 2
+    for figure in ("force_strain", "shapes", "kkt_sparsity"):
         assert (tmp_path / f"chiral_structure_smoke_{figure}.png").is_file()
