@@ -193,6 +193,19 @@ def test_non_convergence_is_reported_only_after_newton_at_the_full_load(planar_a
     np.testing.assert_allclose(unchecked, converged, atol=1e-3)  # one step short, close already
 
 
+def test_default_tolerances_follow_the_float_type():
+    """A float32 model converges with the default tolerances (float64's 1e-10 is below
+    float32 rounding) and agrees with its float64 twin to float32 accuracy."""
+    solutions = {}
+    for dtype in (jnp.float32, jnp.float64):
+        params = sg.RodParams.create(length=[0.1, 0.1], radius=0.01, density=1000.0, young_modulus=1e6, dtype=dtype)
+        model = sg.PCS(params, active_strains="bending")
+        tau = jnp.full(model.num_dofs, 1e-3, dtype)
+        solutions[dtype] = np.asarray(jax.jit(lambda m, t: m.static_equilibrium(None, t))(model, tau))
+    assert solutions[jnp.float32].dtype == np.float32 and np.all(np.isfinite(solutions[jnp.float32]))
+    np.testing.assert_allclose(solutions[jnp.float32], solutions[jnp.float64], rtol=2e-5)
+
+
 def test_dead_tip_moment_bends_a_uniform_rod_into_the_closed_form_arc():
     """A dead moment ``M`` about ``-y`` at the tip of a uniform horizontal rod (bending
     only): constant curvature ``M / (E I)`` about ``-y``, the tip on the circle

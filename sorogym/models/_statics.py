@@ -77,6 +77,12 @@ def _check_point_wrenches(model, point_wrenches, dtype):
     return s_ps, wrenches
 
 
+def _float_type(model):
+    """The float type of the model's parameters (JAX's default without any)."""
+    floats = [x for x in jax.tree.leaves(model) if eqx.is_inexact_array(x)]
+    return floats[0].dtype if floats else jnp.result_type(float)
+
+
 def _check_loads(model, u, tau_ext, q0):
     n, m = model.num_dofs, model.num_actuators
     if model.num_positions != n:
@@ -84,8 +90,7 @@ def _check_loads(model, u, tau_ext, q0):
             f"{type(model).__name__}: static_equilibrium solves on vector-space configurations; this model has "
             f"{model.num_positions} configuration entries for {n} velocities (free or spherical joints)"
         )
-    floats = [x for x in jax.tree.leaves(model) if eqx.is_inexact_array(x)]
-    dtype = floats[0].dtype if floats else jnp.result_type(float)
+    dtype = _float_type(model)
     u = jnp.zeros((m,), dtype) if u is None else jnp.asarray(u)
     tau_ext = jnp.zeros((n,), u.dtype) if tau_ext is None else jnp.asarray(tau_ext)
     q0 = jnp.zeros((n,), u.dtype) if q0 is None else jnp.asarray(q0)
@@ -103,8 +108,8 @@ def static_equilibrium(
     q0: Float[Array, " n"] | None = None,
     ramp_steps: int = 8,
     newton_per_step: int = 3,
-    rtol: float = 1e-10,
-    atol: float = 1e-12,
+    rtol: float | None = None,
+    atol: float | None = None,
     max_steps: int = 64,
     throw: bool = True,
     point_wrenches: tuple[Array, Array] | None = None,
@@ -123,7 +128,8 @@ def static_equilibrium(
         newton_per_step: Newton steps per continuation stage.
         rtol, atol: tolerances on the full-load Newton step (max norm, relative to the
             iterate); the residual at convergence is then far below them (quadratic
-            convergence).
+            convergence). Default by the model's float type: ``1e-10, 1e-12`` in float64,
+            ``1e-5, 1e-7`` in float32 (whose rounding the float64 values are below).
         max_steps: Newton steps at the full load.
         throw: raise (a runtime error, also under ``jit``) when the root find does not
             converge; ``False`` returns the last iterate.
@@ -138,6 +144,9 @@ def static_equilibrium(
         to ``u``, ``tau_ext`` and the model's parameters.
     """
     u, tau_ext, q0 = _check_loads(model, u, tau_ext, q0)
+    double = jnp.finfo(_float_type(model)).bits >= 64
+    rtol = (1e-10 if double else 1e-5) if rtol is None else rtol
+    atol = (1e-12 if double else 1e-7) if atol is None else atol
     point_wrenches = _check_point_wrenches(model, point_wrenches, u.dtype)
     if int(ramp_steps) < 0 or int(newton_per_step) < 1:
         raise ValueError(f"need ramp_steps >= 0 and newton_per_step >= 1, got {ramp_steps}, {newton_per_step}")
