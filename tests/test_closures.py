@@ -311,3 +311,14 @@ def test_parallel_robot_bad_arguments_name_the_field():
         sg.robots.parallel_continuum_robot(rod_segments=0)
     with pytest.raises(ValueError, match="platform_mass"):
         sg.robots.parallel_continuum_robot(platform_mass=0.0)
+
+
+def test_chiral_structure_bad_arguments_name_the_field():
+    with pytest.raises(ValueError, match="num_rods"):
+        sg.robots.chiral_structure(num_rods=1)
+    with pytest.raises(ValueError, match="num_tiers"):
+        sg.robots.chiral_structure(num_tiers=0)
+    with pytest.raises(ValueError, match="rod_radius"):
+        sg.robots.chiral_structure(rod_radius=0.0)
+    with pytest.raises(ValueError, match="plate_mass"):
+        sg.robots.chiral_structure(plate_mass=-1.0)

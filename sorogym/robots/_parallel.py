@@ -68,24 +68,10 @@ def parallel_continuum_robot(
     (:data:`PARALLEL_ROBOT`): 0.25 m rods of radius 1.5 mm, ``E`` 1.5 GPa, 30 g platform,
     attachment radius 40 mm.
     """
-    n_rods = _count("num_rods", num_rods)
-    if n_rods < 2:
-        raise ValueError(f"num_rods: a parallel robot needs at least 2 rods, got {num_rods}")
-    L = _positive("rod_length", rod_length)
-    r = _positive("radius", radius)
-    segments = _count("rod_segments", rod_segments)
-    E = _positive("young_modulus", young_modulus)
-    params = RodParams.create(
-        length=[L / segments] * segments,
-        radius=_positive("rod_radius", rod_radius),
-        density=_positive("density", density),
-        young_modulus=E,
-        poisson_ratio=poisson_ratio,
-        damping=E * _non_negative("retardation_time", retardation_time) / 3.0,
-        mounting="upright",
-        dtype=dtype,
-    )
-    rod = PCS(params, active_strains="bending_torsion")
+    n_rods = _ring_size(num_rods)
+    L, r = _positive("rod_length", rod_length), _positive("radius", radius)
+    material = (rod_radius, density, young_modulus, poisson_ratio, retardation_time)
+    rod = _upright_rod(L, rod_segments, *material, "bending_torsion", dtype)
     drive = Joint.prismatic(
         (0.0, 0.0, 1.0),
         stiffness=_positive("insertion_stiffness", insertion_stiffness),
@@ -105,6 +91,32 @@ def parallel_continuum_robot(
         constraints=closures,
         constraint_frequency=constraint_frequency,
     )
+
+
+def _ring_size(num_rods) -> int:
+    """``num_rods`` checked: a ring of at least two rods."""
+    n = _count("num_rods", num_rods)
+    if n < 2:
+        raise ValueError(f"num_rods: a ring needs at least 2 rods, got {num_rods}")
+    return n
+
+
+def _upright_rod(length, segments, radius, density, young_modulus, poisson_ratio, retardation_time, strains, dtype):
+    """A PCS rod of ``segments`` equal segments growing along +z (``upright``), with the
+    ``strains`` preset and Kelvin-Voigt damping of ``retardation_time`` [s]."""
+    segments = _count("rod_segments", segments)
+    E = _positive("young_modulus", young_modulus)
+    params = RodParams.create(
+        length=[length / segments] * segments,
+        radius=_positive("rod_radius", radius),
+        density=_positive("density", density),
+        young_modulus=E,
+        poisson_ratio=poisson_ratio,
+        damping=E * _non_negative("retardation_time", retardation_time) / 3.0,
+        mounting="upright",
+        dtype=dtype,
+    )
+    return PCS(params, active_strains=strains)
 
 
 def _ring(rod, length, radius, names, parent, joint, plate_name, plate, clamp_names):
@@ -177,25 +189,10 @@ def chiral_structure(
     (num_rods - 1)`` closure equations. Defaults (:data:`CHIRAL_STRUCTURE`): Table 8's rods,
     0.5 kg plates of radius 0.2 m, 4 rods per ring, 2 rings.
     """
-    n_rods = _count("num_rods", num_rods)
-    if n_rods < 2:
-        raise ValueError(f"num_rods: a ring needs at least 2 rods, got {num_rods}")
-    tiers = _count("num_tiers", num_tiers)
-    L = _positive("rod_length", rod_length)
-    r = _positive("radius", radius)
-    segments = _count("rod_segments", rod_segments)
-    E = _positive("young_modulus", young_modulus)
-    params = RodParams.create(
-        length=[L / segments] * segments,
-        radius=_positive("rod_radius", rod_radius),
-        density=_positive("density", density),
-        young_modulus=E,
-        poisson_ratio=poisson_ratio,
-        damping=E * _non_negative("retardation_time", retardation_time) / 3.0,
-        mounting="upright",
-        dtype=dtype,
-    )
-    rod = PCS(params, active_strains="no_shear")
+    n_rods, tiers = _ring_size(num_rods), _count("num_tiers", num_tiers)
+    L, r = _positive("rod_length", rod_length), _positive("radius", radius)
+    material = (rod_radius, density, young_modulus, poisson_ratio, retardation_time)
+    rod = _upright_rod(L, rod_segments, *material, "no_shear", dtype)
     m = _positive("plate_mass", plate_mass)
     plate = (m, disc_inertia(m, r, _positive("plate_thickness", plate_thickness)))
     bodies, closures, parent = [], [], None
