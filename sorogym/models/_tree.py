@@ -71,6 +71,7 @@ from ._tree_frames import (
     _attach,
     _Frames,
     _GroupFrames,
+    _map_rods,
     _repeat,
     _scatter_blocks,
     _scatter_columns,
@@ -80,16 +81,6 @@ from ._tree_frames import (
 from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _Structure, build
 
 __all__ = ["BodyTree", "LoopClosure", "Payload", "RigidLink", "RodBody", "TreeParams"]
-
-
-def _map_rods(fn, rods, *args):
-    """``jax.vmap(fn)(rods, *args)`` over a group's stacked rods (leading axis ``G``). A
-    single rod is evaluated unbatched and given the axis after: a batch of one changes XLA's
-    layouts and fusions (a one-rod PCS group compiled to about 7 more kernels under vmap)."""
-    if args[0].shape[0] == 1:
-        out = fn(jax.tree.map(lambda x: x[0], rods), *(a[0] for a in args))
-        return jax.tree.map(lambda x: x[None], out)
-    return jax.vmap(fn)(rods, *args)
 
 
 @final
