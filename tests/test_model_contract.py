@@ -33,6 +33,7 @@ def test_concrete_models_are_final_and_abstract_bases_do_not_instantiate():
         sg.GVS,
         sg.ArticulatedSoftRobot,
         sg.BodyTree,
+        sg.ConcentricTubeRobot,
         sg.PlanarStar,
         sg.PlanarArms,
         sg.PlanarGripper,

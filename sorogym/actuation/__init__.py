@@ -2,7 +2,8 @@
 
 Every actuator subclasses :class:`Actuation` and reads the model's configuration from the
 :class:`ActuationContext` the model provides (:class:`RodContext` for PCS and GVS rods,
-:class:`ChainContext` for articulated chains, :class:`TreeContext` for body trees, whose
+:class:`ChainContext` for articulated chains, :class:`CoordinateContext` for
+models whose actuators act on coordinates alone, :class:`TreeContext` for body trees, whose
 :class:`TreeActuation` places the rods' own actuators and joint motors); no model tests
 actuator types.
 """
@@ -15,6 +16,7 @@ from ._articulated import mckibben_max_contraction as mckibben_max_contraction
 from ._base import Actuation as Actuation
 from ._base import ActuationContext as ActuationContext
 from ._base import ChainContext as ChainContext
+from ._base import CoordinateContext as CoordinateContext
 from ._base import RodContext as RodContext
 from ._tendons import GeneralizedActuation as GeneralizedActuation
 from ._tendons import Tendons as Tendons
@@ -26,6 +28,7 @@ __all__ = [
     "ActuationContext",
     "RodContext",
     "ChainContext",
+    "CoordinateContext",
     "TreeContext",
     "TreeActuation",
     "GeneralizedActuation",

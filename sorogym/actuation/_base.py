@@ -105,6 +105,18 @@ class RodContext(ActuationContext):
 
 
 @final
+class CoordinateContext(ActuationContext):
+    """A model whose actuators act on its coordinates alone (generalized forces), with no
+    kinematics an actuator could read (e.g. the tube drives of a concentric tube robot).
+
+    Attributes:
+        q: ``(n,)`` generalized coordinates.
+    """
+
+    q: Array
+
+
+@final
 class ChainContext(ActuationContext):
     """An articulated chain with ``n`` joints at one configuration.
 

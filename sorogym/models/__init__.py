@@ -4,16 +4,18 @@ Concrete (final) models: :class:`PCS` and :class:`PlanarPCS` (piecewise constant
 :class:`GVS` (geometric variable strain), :class:`ArticulatedSoftRobot` (rigid links on
 compliant joints), :class:`PlanarStar` (a free hub with soft arms in the plane), :class:`PlanarArms`
 (fixed-base arms at fixed mounts in one plane), :class:`PlanarGripper` (soft fingers on a palm on
-a vertical lift) and
-:class:`BodyTree` (rigid links and rods in a tree on a fixed or floating base, the general
-case of the others; with :class:`LoopClosure` constraints, closed chains and parallel
-robots). Named robots built from them live in :mod:`sorogym.robots`.
+a vertical lift), :class:`BodyTree` (rigid links and rods in a tree on a fixed or floating
+base, the general case of the others; with :class:`LoopClosure` constraints, closed chains and
+parallel robots) and :class:`ConcentricTubeRobot` (precurved tubes nested on one centreline).
+Named robots built from them live in :mod:`sorogym.robots`.
 """
 
 from ._articulated import ArticulatedSoftRobot as ArticulatedSoftRobot
 from ._articulated import ChainParams as ChainParams
 from ._base import DynamicalTerms as DynamicalTerms
 from ._base import SoftRobot as SoftRobot
+from ._concentric import ConcentricTubeRobot as ConcentricTubeRobot
+from ._concentric_params import ConcentricTubeParams as ConcentricTubeParams
 from ._gvs import GVS as GVS
 from ._gvs import GVSParams as GVSParams
 from ._gvs_basis import StrainBasis as StrainBasis
@@ -62,6 +64,8 @@ __all__ = [
     "GVS",
     "ArticulatedSoftRobot",
     "BodyTree",
+    "ConcentricTubeRobot",
+    "ConcentricTubeParams",
     "LoopClosure",
     "TreeParams",
     "RigidLink",

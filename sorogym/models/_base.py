@@ -169,6 +169,15 @@ class SoftRobot(eqx.Module):
         with a closed form override it."""
         return jax.jacfwd(self.elastic_force)(jnp.zeros(self.num_dofs, jnp.result_type(float)))
 
+    def tangent_stiffness(self, q: Float[Array, " nq"]) -> Float[Array, "n n"]:
+        """``dK/dq`` ``(n, n)`` at ``q``, along the retraction (``d/de K(retract(q, e))`` at
+        ``e = 0``): :meth:`stiffness_matrix` where the elastic force is affine, forward-mode
+        AD of :meth:`elastic_force` otherwise. The iteration matrix of the implicit
+        fixed-step schemes."""
+        if self.elastic_is_affine:
+            return self.stiffness_matrix()
+        return jax.jacfwd(lambda e: self.elastic_force(self.retract(q, e)))(jnp.zeros((self.num_dofs,), q.dtype))
+
     @abc.abstractmethod
     def damping_matrix(self) -> Float[Array, "n n"]:
         """Constant damping matrix ``D``."""

@@ -17,6 +17,8 @@
 * The :func:`parallel_continuum_robot`: soft rods on insertion drives between a fixed base
   and a rigid platform, a closed chain (:class:`~sorogym.models.LoopClosure`); the
   :func:`chiral_structure`: rings of soft rods clamped between stacked floating plates.
+* The three-tube :func:`concentric_tube_robot` (:data:`CONCENTRIC_TUBES`, Table 7 of the
+  Lie-group framework): precurved tubes nested on one centreline.
 * The soft :func:`snake` (:class:`SnakeBody`) and :func:`crawler` (:class:`CrawlerBody`):
   planar floating-base PCS rods lying on the ground, the snake bent segment by segment, the
   crawler's segments bending and stretching (:func:`slope_gravity` for inclined ground).
@@ -68,6 +70,7 @@ from ._case_studies import (
     strain_benchmark_q,
     strain_benchmark_reference,
 )
+from ._concentric import CONCENTRIC_TUBES, concentric_tube_robot
 from ._conical_arm import (
     CONICAL_ARM_BASE_RADIUS,
     CONICAL_ARM_LENGTH,
@@ -116,6 +119,8 @@ from ._trees import (
 )
 
 __all__ = [
+    "CONCENTRIC_TUBES",
+    "concentric_tube_robot",
     "BrittleStarBody",
     "planar_brittle_star",
     "soft_pendulum",

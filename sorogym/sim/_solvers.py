@@ -24,6 +24,12 @@ a floating base stays on SE(3) without projection.
   same update is the theta-method on the linear part: L-stable at 1, damping the stiff
   modes a step does not resolve, first order in them.
 
+  A model whose elastic force is not affine (``elastic_is_affine`` false: concentric tubes)
+  takes ``S`` as its tangent stiffness at the theta-point ``retract(q, theta h v)``
+  (:meth:`~sorogym.models.SoftRobot.tangent_stiffness`): the step is then one Newton
+  iteration of the implicit theta-method (linearly implicit, Rosenbrock-like), exact for the
+  affine models and stable on stiff nonlinear elasticity.
+
   Closed chains (``model.num_constraints > 0``): the velocity update is the KKT system
   ``W dv = h rhs + G^T mu``, ``G (v + dv) = -omega phi / (1 + h omega)`` with the closure
   equations ``phi`` and Jacobian ``G`` at the step's start and the impulse ``mu`` (the
@@ -76,11 +82,11 @@ def _trapezoid_update(
     corrects ``dv``, converging to backward Euler on the load. Regularised friction is
     strongly nonlinear where it sticks or reverses, and there one linearisation overshoots.
     """
-    if not model.elastic_is_affine:
-        raise TypeError(
-            f"{type(model).__name__}: the trapezoidal schemes need an affine elastic force (K(q) = S q + K(0))"
-        )
-    S, D = model.stiffness_matrix(), model.damping_matrix()
+    if model.elastic_is_affine:
+        S = model.stiffness_matrix()
+    else:  # the tangent stiffness at the theta-point: one Newton iteration of the implicit step
+        S = model.tangent_stiffness(model.retract(q, (theta * h) * v))
+    D = model.damping_matrix()
     W = M + (theta * h) * D + (theta * theta * h * h) * S
     # K is affine with Jacobian S, so K(retract(q, theta h v)) + theta^2 h^2 S dv / h is K at
     # the theta-point of the step (its trapezoidal average for theta = 1/2)
@@ -247,8 +253,8 @@ class SemiImplicitEuler(_FixedStepSolver):
 
 class LinearTrapezoid(_FixedStepSolver):
     """Linearly implicit trapezoidal scheme exploiting constant ``S`` and ``D`` (trapezoidal
-    in the stiff linear part, first order overall) for models whose elastic force is affine
-    (``model.elastic_is_affine``)."""
+    in the stiff linear part, first order overall); on a model whose elastic force is not
+    affine (``model.elastic_is_affine`` false) ``S`` is the tangent stiffness of the step."""
 
     def _advance(self, t0, y0, args, h):
         return linear_trapezoid_step(self.model, y0, actuation_applied_force(self.model, args), h)

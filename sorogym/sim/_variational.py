@@ -120,10 +120,7 @@ def variational_midpoint_step(
     def retract_or_add(x):
         return model.retract(q, x) if on_group else q + x
 
-    if model.elastic_is_affine:
-        dK = model.stiffness_matrix()
-    else:
-        dK = jax.jacfwd(lambda e: model.elastic_force(retract_or_add(e)))(jnp.zeros_like(qd))
+    dK = model.tangent_stiffness(q)
     W = jax.scipy.linalg.cho_factor(M0 + (0.5 * h) * D + (0.25 * h * h) * dK)
 
     def kinetic_derivative(mid, v):
