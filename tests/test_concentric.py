@@ -315,6 +315,12 @@ def test_bad_parameters_name_the_field(change, match):
 
 
 def test_bad_discretisation_names_the_field():
-    for kw, match in ((dict(bending_order=-1), "bending_order"), (dict(twist_order=0), "twist_order")):
+    cases = (
+        (dict(bending_order=-1), "bending_order"),
+        (dict(twist_order=0), "twist_order"),
+        (dict(bending_order=4, num_gauss_points=4), "num_gauss_points"),
+        (dict(twist_order=5, num_gauss_points=4), "num_gauss_points"),
+    )
+    for kw, match in cases:
         with pytest.raises(ValueError, match=match):
             sg.ConcentricTubeRobot(_two_tubes(), **kw)

@@ -1,10 +1,12 @@
 """The Lie-group framework reproductions (``scripts/reproduce_tapered_rod.py``,
-``scripts/reproduce_free_oscillation.py``, ``scripts/reproduce_chiral_structure.py``) in
-smoke mode, checked against physical expectations: the default B-spline basis within 2e-5
-of the length of the independent Cosserat shooting reference, Newton converging to a
-residual of 1e-12; the variational scheme's energy error far below the trapezoidal scheme's
-on the released rod; the chiral structure's small-load shortening and twist on their closed
-forms, and a larger initial torque making it more compliant."""
+``scripts/reproduce_free_oscillation.py``, ``scripts/reproduce_chiral_structure.py``,
+``scripts/reproduce_concentric_tubes.py``) in smoke mode, checked against physical
+expectations: the default B-spline basis within 2e-5 of the length of the independent
+Cosserat shooting reference, Newton converging to a residual of 1e-12; the variational
+scheme's energy error far below the trapezoidal scheme's on the released rod; the chiral
+structure's small-load shortening and twist on their closed forms, and a larger initial
+torque making it more compliant; the concentric tubes' S-curve on its analytical arcs and
+their snap at the torsion-only model's fold."""
 
 from __future__ import annotations
 
@@ -40,9 +42,10 @@ def test_free_oscillation_smoke_variational_energy_beats_the_trapezoid(tmp_path)
 
 def test_chiral_structure_smoke_meets_the_closed_forms_and_softens_with_torque(tmp_path):
     """One ring of three rods between the ground and a plate: the shortening under a small
-    force is ``F L / (N E A)``, the twist under a small torque that of clamped-guided rods in
-    bending plus torsion (1e-6); under compression the strain grows with the force, and the
-    more pre-twisted structure is the more compliant at every force."""
+        force is ``F L / (N E A)``, the twist under a small torque that of clamped-guided rods in
+        bending plus torsion (1e-6); under compression the strain grows with the force, and the
+        more pre-twisted structure is the more compliant at every force; the concentric tubes' S-curve on
+    its analytical arcs and their snap at the torsion-only model's fold."""
     run_smoke("reproduce_chiral_structure", "--out", str(tmp_path))
     result = json.loads((tmp_path / "chiral_structure_smoke.json").read_text())
     check = result["closed_form_check"]
@@ -60,3 +63,24 @@ def test_chiral_structure_smoke_meets_the_closed_forms_and_softens_with_torque(t
     assert 0 < sparsity["nonzeros"] < sparsity["size"] ** 2
     for figure in ("force_strain", "shapes", "kkt_sparsity"):
         assert (tmp_path / f"chiral_structure_smoke_{figure}.png").is_file()
+
+
+def test_concentric_tubes_smoke_matches_the_arcs_and_the_torsion_only_fold(tmp_path):
+    """Table 7's robot: the S-curve on its three analytical arcs (1e-10 m) and unstable;
+    the quasi-static branch of a coarse discretisation folds within 0.05 rad of the
+    torsion-only model's fold, stable before it; in time the snap (psi passing pi) comes
+    after the fold, the run stays finite and ends on the snapped branch."""
+    run_smoke("reproduce_concentric_tubes", "--out", str(tmp_path))
+    result = json.loads((tmp_path / "concentric_tubes_smoke.json").read_text())
+    s_curve = result["s_curve"]
+    assert s_curve["max_error"] < 1e-10 and s_curve["residual"] < 1e-9
+    assert s_curve["stability"] < 0
+    (branch,) = result["branches"]
+    fold = result["reference_fold"]["alpha"]
+    assert branch["fold"] is not None and abs(branch["fold"] - fold) < 0.05, (branch["fold"], fold)
+    assert np.all(np.asarray(branch["stability"][:-1]) > 0) and np.all(np.diff(branch["psi"]) > 0)
+    (run,) = result["runs"]
+    assert run["finite"] and run["snap_alpha"] is not None and run["delay"] > 0
+    assert run["psi"][-1] > 1.5 * np.pi
+    for figure in ("s_curve", "snap"):
+        assert (tmp_path / f"concentric_tubes_smoke_{figure}.png").is_file()

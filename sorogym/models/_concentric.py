@@ -15,9 +15,9 @@ Generalized coordinates ``q = [q_bend, q_twist]``:
   ``bending_order`` per link. The transitions move with the tubes' translations, so the
   link lengths are parameters; their number is static.
 * ``q_twist``: per tube its angle at the plate ``theta_i(0)`` and its twist rate
-  ``theta_i'(s)`` as a polynomial of degree ``twist_order - 1`` on each *section* of the
-  tube between the tips of the tubes around it (the number of tubes present is constant
-  on a section). ``theta_i`` is the integral, so it is continuous.
+  ``theta_i'(s)`` as a polynomial of degree ``twist_order - 1`` (shifted Legendre) on each
+  *section* of the tube between the tips of the tubes around it (the number of tubes
+  present is constant on a section). ``theta_i`` is the integral, so it is continuous.
 
 Energies (tube ``i`` present on ``[0, tip_i]``; ``E I_i``, ``G J_i`` of its annulus):
 ``U_e = sum_i int (E I_i |R_x(theta_i)^T u - kappa_i(s) e_z|^2 + G J_i theta_i'^2) / 2 ds
@@ -67,12 +67,17 @@ def _rotations_about_x(angle: Array) -> Array:
     return jnp.stack([jnp.stack([one, zero, zero]), jnp.stack([zero, c, -s]), jnp.stack([zero, s, c])])
 
 
-def _powers(X: Array, count: int) -> Array:
-    """``[1, X, X^2, ..]`` ``(..., count)`` by repeated products (finite derivatives at 0)."""
-    out = [jnp.ones_like(X)]
-    for _ in range(count - 1):
-        out.append(out[-1] * X)
-    return jnp.stack(out, axis=-1)
+def _legendre_and_integrals(X: Array, count: int) -> tuple[Array, Array]:
+    """Shifted Legendre polynomials ``P_j(2 X - 1)`` and their integrals from 0 to ``X``,
+    ``j < count``, each ``(..., count)``: ``int_0^X P_j(2 t - 1) dt = (P_(j+1) - P_(j-1)) / (2 (2 j + 1))``
+    for ``j >= 1`` (``X`` for ``j = 0``). Built by the three-term recurrence (products only:
+    finite derivatives everywhere)."""
+    x = 2.0 * X - 1.0
+    P = [jnp.ones_like(x), x]
+    for n in range(1, count):
+        P.append(((2 * n + 1) * x * P[n] - n * P[n - 1]) / (n + 1))
+    integrals = [X] + [(P[j + 1] - P[j - 1]) / (2.0 * (2 * j + 1)) for j in range(1, count)]
+    return jnp.stack(P[:count], axis=-1), jnp.stack(integrals, axis=-1)
 
 
 @final
@@ -85,7 +90,8 @@ class ConcentricTubeRobot(QuadratureRod):
             (Legendre basis; 0: piecewise constant curvature).
         twist_order: number of coefficients of each tube's twist rate on each of its
             sections (degree ``twist_order - 1``).
-        num_gauss_points: Gauss-Legendre points per backbone link.
+        num_gauss_points: Gauss-Legendre points per backbone link (at least
+            ``bending_order + 1`` and ``twist_order``: fewer leave modes without stiffness).
         actuation: an :class:`~sorogym.actuation.Actuation` reading a
             :class:`~sorogym.actuation.CoordinateContext` (default: generalized forces on
             every coordinate). The drives' angles and insertions are parameters.
@@ -135,6 +141,12 @@ class ConcentricTubeRobot(QuadratureRod):
         ):
             if int(value) != value or value < low:
                 raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+        if num_gauss_points < max(bending_order + 1, twist_order):
+            raise ValueError(
+                f"num_gauss_points: {num_gauss_points} Gauss points per link cannot resolve a bending basis of "
+                f"order {bending_order} or {twist_order} twist coefficients (their stiffness would be singular); use "
+                f"at least {max(bending_order + 1, twist_order)}"
+            )
         T = params.num_tubes
         if partial_curves is None:  # static: which tubes have a straight proximal section
             partial_curves = tuple(np.asarray(params.curved_length) < np.asarray(params.length))
@@ -268,17 +280,16 @@ class ConcentricTubeRobot(QuadratureRod):
         ``theta_i'(s) = Theta'[i] @ q`` at the arc lengths ``s`` ``(p,)`` [m]."""
         K, n = self.twist_order, self.num_dofs
         tips = self.params.tips
-        divisors = jnp.arange(1, K + 1, dtype=s.dtype)
         values, rates = [], []
         for i, offset in enumerate(self.twist_offsets):
             ends = jnp.concatenate([tips[i:][::-1]])  # section ends: outermost tube's tip first
             begins = jnp.concatenate([jnp.zeros((1,), s.dtype), ends[:-1]])
             widths = ends - begins  # (T - i,)
             X = (s[:, None] - begins[None, :]) / widths[None, :]  # (p, sections)
-            powers = _powers(jnp.clip(X, 0.0, 1.0), K + 1)  # (p, m, K + 1): 1, X, .., X^K
-            integral = widths[None, :, None] * powers[..., 1:] / divisors  # (p, m, K)
+            legendre, integral = _legendre_and_integrals(jnp.clip(X, 0.0, 1.0), K)  # (p, m, K)
+            integral = widths[None, :, None] * integral
             inside = (X >= 0.0) & (X < 1.0)
-            rate = jnp.where(inside[..., None], powers[..., :-1], 0.0)
+            rate = jnp.where(inside[..., None], legendre, 0.0)
             p = s.shape[0]
             value = jnp.concatenate([jnp.ones((p, 1), s.dtype), integral.reshape(p, -1)], axis=1)
             rate = jnp.concatenate([jnp.zeros((p, 1), s.dtype), rate.reshape(p, -1)], axis=1)
