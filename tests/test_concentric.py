@@ -307,6 +307,7 @@ def test_fixed_step_schemes_step_the_nonlinear_elasticity(scheme):
         (dict(transmission_length=0.0), "transmission_length"),
         (dict(young_modulus=[60e9, -1.0]), "young_modulus"),
         (dict(precurvature=[1.0, 2.0, 3.0]), "precurvature"),
+        (dict(base_rotation=2.0 * np.eye(3)), "base_rotation"),
     ],
 )
 def test_bad_parameters_name_the_field(change, match):

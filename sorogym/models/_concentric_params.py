@@ -21,7 +21,16 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ._params import EARTH_GRAVITY, MOUNTING_ROTATIONS, _is_concrete, check_field, check_shape, per_segment
+from ._params import (
+    EARTH_GRAVITY,
+    MOUNTING_ROTATIONS,
+    _is_concrete,
+    check_field,
+    check_rotation_matrix,
+    check_shape,
+    per_segment,
+    replace_fields,
+)
 
 #: Per-tube fields, each ``(T,)``.
 TUBE_FIELDS: tuple[str, ...] = (
@@ -194,7 +203,8 @@ class ConcentricTubeParams(eqx.Module):
             check_field(name, getattr(self, name), nonnegative=True)
         for name in ("precurvature", "rotation", "translation", "gravity", "base_position", "base_rotation"):
             check_field(name, getattr(self, name))
-        if not all(_is_concrete(getattr(self, name)) for name in TUBE_FIELDS + ("base_rotation",)):
+        check_rotation_matrix("base_rotation", self.base_rotation)
+        if not all(_is_concrete(getattr(self, name)) for name in TUBE_FIELDS):
             return
         v = {name: np.asarray(getattr(self, name)) for name in TUBE_FIELDS}
         if np.any(v["inner_radius"] >= v["outer_radius"]):
@@ -221,16 +231,7 @@ class ConcentricTubeParams(eqx.Module):
                 f"length: tubes do not nest; every inner tube must reach beyond the next outer one "
                 f"(tips at {tips} m, innermost first)"
             )
-        R = np.asarray(self.base_rotation, dtype=float)
-        tol = 1e-5 if self.base_rotation.dtype == jnp.float32 else 1e-9
-        if not (np.allclose(R.T @ R, np.eye(3), atol=tol) and np.linalg.det(R) > 0):
-            raise ValueError("base_rotation: must be a proper rotation matrix (R^T R = I, det R = 1)")
 
     def replace(self, **fields) -> ConcentricTubeParams:
         """Copy with some fields replaced (same shapes keep compiled functions valid)."""
-        leaves = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for k, value in fields.items():
-            if k not in leaves:
-                raise ValueError(f"{k}: not a parameter field; fields are {tuple(leaves)}")
-            leaves[k] = jnp.asarray(value, dtype=leaves[k].dtype)
-        return type(self)(**leaves)
+        return replace_fields(self, fields)

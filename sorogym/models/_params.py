@@ -87,6 +87,29 @@ def check_shape(name: str, value: Array, shape: tuple[int, ...]) -> None:
         raise ValueError(f"{name}: expected shape {tuple(shape)}, got {tuple(value.shape)}")
 
 
+def check_rotation_matrix(name: str, value: Array) -> None:
+    """Raise ``ValueError`` naming ``name`` if a concrete ``(3, 3)`` ``value`` is not a proper
+    rotation (``R^T R = I`` to 1e-9, 1e-5 in float32; ``det R > 0``)."""
+    if not _is_concrete(value):
+        return
+    R = np.asarray(value, dtype=float)
+    tol = 1e-5 if jnp.asarray(value).dtype == jnp.float32 else 1e-9
+    if not (np.allclose(R.T @ R, np.eye(3), atol=tol) and np.linalg.det(R) > 0):
+        raise ValueError(f"{name}: must be a proper rotation matrix (R^T R = I, det R = 1)")
+
+
+def replace_fields(params, fields: dict):
+    """Copy of the array-field module ``params`` with ``fields`` replaced, each cast to its
+    field's dtype (same shapes keep compiled functions valid); ``ValueError`` naming an
+    unknown field."""
+    leaves = {k: getattr(params, k) for k in params.__dataclass_fields__}
+    for k, v in fields.items():
+        if k not in leaves:
+            raise ValueError(f"{k}: not a parameter field; fields are {tuple(leaves)}")
+        leaves[k] = jnp.asarray(v, dtype=leaves[k].dtype)
+    return type(params)(**leaves)
+
+
 class RodParams(eqx.Module):
     """Parameters of an N-segment rod with circular cross-sections.
 
@@ -241,17 +264,9 @@ class RodParams(eqx.Module):
         check_field("damping", self.damping, nonnegative=True)
         for name in ("reference_strain", "gravity", "base_position", "base_rotation"):
             check_field(name, getattr(self, name))
-        if not planar and _is_concrete(self.base_rotation):
-            R = np.asarray(self.base_rotation, dtype=float)
-            tol = 1e-5 if R.dtype == np.float32 or self.base_rotation.dtype == jnp.float32 else 1e-9
-            if not (np.allclose(R.T @ R, np.eye(3), atol=tol) and np.linalg.det(R) > 0):
-                raise ValueError("base_rotation: must be a proper rotation matrix (R^T R = I, det R = 1)")
+        if not planar:
+            check_rotation_matrix("base_rotation", self.base_rotation)
 
     def replace(self, **fields) -> RodParams:
         """Copy with some fields replaced (same shapes keep compiled functions valid)."""
-        leaves = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for k, v in fields.items():
-            if k not in leaves:
-                raise ValueError(f"{k}: not a parameter field; fields are {tuple(leaves)}")
-            leaves[k] = jnp.asarray(v, dtype=leaves[k].dtype)
-        return type(self)(**leaves)
+        return replace_fields(self, fields)
