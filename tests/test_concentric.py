@@ -325,3 +325,17 @@ def test_bad_discretisation_names_the_field():
     for kw, match in cases:
         with pytest.raises(ValueError, match=match):
             sg.ConcentricTubeRobot(_two_tubes(), **kw)
+
+
+def test_scene_is_a_stepped_telescope():
+    """The rendered scene: the backbone, each point's radius that of the outermost tube
+    present, the tubes' tips as markers on the backbone."""
+    from sorogym.render import scene_of_model
+
+    params = _two_tubes()
+    model = sg.ConcentricTubeRobot(params, bending_order=0, twist_order=1, num_gauss_points=2)
+    scene = scene_of_model(model, jnp.zeros(model.num_dofs))
+    s = np.linspace(0.0, 0.5, scene["radius"].shape[0])
+    np.testing.assert_array_equal(scene["radius"], np.where(s <= 0.3 + 1e-12, 1.6e-3, 1.0e-3))
+    np.testing.assert_allclose(scene["markers"][0][1], scene["backbone"][-1], atol=1e-12)
+    assert len(scene["markers"]) == 2

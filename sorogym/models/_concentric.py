@@ -254,6 +254,11 @@ class ConcentricTubeRobot(QuadratureRod):
         """Backbone length [m]: the innermost tube's tip."""
         return self.params.tips[0]
 
+    def locate(self, s: Array) -> tuple[Array, Array]:
+        """Backbone link index and local arc length [m] of the points ``s`` [m] (links between
+        the transitions)."""
+        return self.backbone.locate(s)
+
     @property
     def tube_tips(self) -> Float[Array, " T"]:
         """Arc length of every tube's tip [m]."""

@@ -25,6 +25,7 @@ A *scene* is a plain dict of numpy arrays in the world frame [m]:
 :func:`scene_of_rod` (rods) and :func:`scene_of_tree` (a
 :class:`~sorogym.models.BodyTree`: rod bodies, rigid links drawn as the uniform solid of their
 mass and inertia, :func:`link_shape`, payloads) build the robot part from a model and ``q``,
+:func:`scene_of_concentric_tubes` (a concentric tube robot as a stepped telescope),
 :func:`scene_of_model` picks the right one; envs add their markers
 (``SoroEnv.render_scene``). :func:`render_rgb` draws a scene into an ``(H, W, 3)`` uint8
 array; :func:`write_png` and :func:`write_gif` write frames with Pillow;
@@ -44,6 +45,7 @@ from ._scene import (
     render_rgb,
     render_tree,
     scene_bounds,
+    scene_of_concentric_tubes,
     scene_of_model,
     scene_of_rod,
     scene_of_tree,
@@ -61,6 +63,7 @@ __all__ = [
     "scene_bounds",
     "render_rgb",
     "render_tree",
+    "scene_of_concentric_tubes",
     "scene_of_model",
     "scene_of_rod",
     "scene_of_tree",

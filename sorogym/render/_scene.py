@@ -57,15 +57,36 @@ def _rod_geometry(model, s, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 
 def scene_of_model(model, q, num_points: int = 41) -> dict:
     """The robot part of a scene for any model: :func:`scene_of_tree` for a
-    :class:`~sorogym.models.BodyTree`, :func:`scene_of_rod` for a rod (PCS, PlanarPCS, GVS)."""
-    from ..models import BodyTree
+    :class:`~sorogym.models.BodyTree`, :func:`scene_of_concentric_tubes` for a concentric tube
+    robot, :func:`scene_of_rod` for a rod (PCS, PlanarPCS, GVS)."""
+    from ..models import BodyTree, ConcentricTubeRobot
     from ..models._planar_arm_set import PlanarArmSet
 
     if isinstance(model, BodyTree):
         return scene_of_tree(model, q, num_points=num_points)
     if isinstance(model, PlanarArmSet):
         return scene_of_arms(model, q, num_points=num_points)
+    if isinstance(model, ConcentricTubeRobot):
+        return scene_of_concentric_tubes(model, q, num_points)
     return scene_of_rod(model, q, num_points)
+
+
+def scene_of_concentric_tubes(model, q, num_points: int = 61) -> dict:
+    """Backbone and radii of a :class:`~sorogym.models.ConcentricTubeRobot` at ``q``: the
+    radius at each point is the outer radius of the outermost tube present there (a stepped
+    telescope); the tubes' tips as markers."""
+    import jax.numpy as jnp
+
+    q = jnp.asarray(q, model.params.length.dtype)
+    tips = np.asarray(model.tube_tips, dtype=float)
+    s = np.concatenate([np.linspace(0.0, tips[0], num_points), tips])
+    points = np.asarray(_compiled_kinematics()[2](model, q, jnp.asarray(s, q.dtype)), dtype=float)
+    p, tip_points, s = points[:num_points], points[num_points:], s[:num_points]
+    outer = np.asarray(model.params.outer_radius, dtype=float)
+    present = s[:, None] <= tips[None, :] + 1e-12  # (P, T)
+    outermost = present.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1)
+    markers = [(f"tube{i} tip", tip_points[i], "k") for i in range(len(tips))]
+    return {"backbone": p, "radius": outer[outermost], "tendons": [], "markers": markers, "spheres": []}
 
 
 def scene_of_arms(model, q, num_points: int = 21) -> dict:
@@ -79,7 +100,7 @@ def scene_of_arms(model, q, num_points: int = 21) -> dict:
 
     q = jnp.asarray(q, model.params.length.dtype)
     s = jnp.linspace(0.0, model.arm_length, num_points, dtype=q.dtype)
-    _, rod_fk = _compiled_kinematics()
+    rod_fk = _compiled_kinematics()[1]
     arm_q = model.arm_coordinates(q)
     scene = {"rods": [], "tendons": [], "bodies": [], "dots": [], "markers": [], "spheres": []}
     for k in range(model.num_arms):
@@ -99,13 +120,15 @@ def scene_of_arms(model, q, num_points: int = 21) -> dict:
 
 @functools.cache
 def _compiled_kinematics():
-    """Compiled ``(tree, q) -> body poses`` and ``(rod, q_rod, s) -> rod poses``: models are
+    """Compiled ``(tree, q) -> body poses``, ``(rod, q_rod, s) -> rod poses`` and ``(rod, q,
+    s) -> backbone positions``: models are
     arguments, so each compiles once per structure (identical arms share one compilation)."""
     import equinox as eqx
 
     return (
         eqx.filter_jit(lambda tree, q: tree.body_poses(q)),
         eqx.filter_jit(lambda rod, q, s: rod.forward_kinematics_batched(q, s)),
+        eqx.filter_jit(lambda rod, q, s: rod.backbone_positions(q, s)),
     )
 
 
@@ -141,7 +164,7 @@ def scene_of_tree(
     import jax.numpy as jnp
 
     q = jnp.asarray(q, tree.params.gravity.dtype)
-    body_fk, rod_fk = _compiled_kinematics()
+    body_fk, rod_fk = _compiled_kinematics()[:2]
     body_poses = np.asarray(body_fk(tree, q), dtype=float)
     kinds = [tree.structure.groups[g].kind for g, _ in tree.structure.body_group]
     rods = {b: tree.rod(b) for b, kind in zip(tree.body_names, kinds, strict=True) if kind == "rod"}
