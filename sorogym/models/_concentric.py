@@ -95,6 +95,9 @@ class ConcentricTubeRobot(QuadratureRod):
         actuation: an :class:`~sorogym.actuation.Actuation` reading a
             :class:`~sorogym.actuation.CoordinateContext` (default: generalized forces on
             every coordinate). The drives' angles and insertions are parameters.
+        partial_curves: which tubes have a straight proximal section (static: each adds a
+            transition, so a backbone link); default ``curved_length < length``, kept by
+            :meth:`with_params`.
     """
 
     ops: ClassVar = SpatialOps
