@@ -41,7 +41,6 @@ unloaded and most compressed shapes) and ``chiral_structure_kkt_sparsity.png`` (
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -54,7 +53,7 @@ import numpy as np  # noqa: E402
 
 import sorogym as sg  # noqa: E402
 from sorogym.models import static_residual  # noqa: E402
-from sorogym.provenance import run_metadata, write_report  # noqa: E402
+from sorogym.provenance import rewrite_report, run_metadata, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -232,9 +231,7 @@ def main(argv=None):
     ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
     args = ap.parse_args(argv)
     if args.replot:
-        result, stem = json.loads(args.replot.read_text()), args.replot.stem
-        write_report(args.out, stem, False, result, markdown)
-        plot(result, args.out, stem)
+        rewrite_report(args.replot, args.out, markdown, plot)
         return
     tree, size = structure(args.smoke)
     solve = make_solver(tree)

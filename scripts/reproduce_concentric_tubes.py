@@ -37,7 +37,6 @@ time series and shapes).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -51,7 +50,7 @@ import scipy.linalg  # noqa: E402
 import scipy.optimize  # noqa: E402
 
 import sorogym as sg  # noqa: E402
-from sorogym.provenance import run_metadata, write_report  # noqa: E402
+from sorogym.provenance import rewrite_report, run_metadata, write_report  # noqa: E402
 from sorogym.testing import piecewise_arc_backbone, two_tube_torsion_branch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,9 +261,7 @@ def main(argv=None):
     ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
     args = ap.parse_args(argv)
     if args.replot:
-        result, stem = json.loads(args.replot.read_text()), args.replot.stem
-        write_report(args.out, stem, False, result, markdown)
-        plot(result, args.out, stem)
+        rewrite_report(args.replot, args.out, markdown, plot)
         return
     orders = ORDERS[1:2] if args.smoke else ORDERS
     branches = []

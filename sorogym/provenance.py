@@ -116,3 +116,16 @@ def write_report(out: Path, stem: str, quick: bool, report: dict, markdown: Call
     (out / f"{stem}.md").write_text(md)
     print(md)
     return md
+
+
+def rewrite_report(
+    path: Path, out: Path, markdown: Callable[[dict], str], plot: Callable[[dict, Path, str], None] | None = None
+) -> dict:
+    """Rewrite a report's table (and figures, ``plot(report, out, stem)``) from its JSON
+    ``path`` into ``out``, without rerunning the study (a script's ``--replot``); returns the
+    report."""
+    report, stem = json.loads(Path(path).read_text()), Path(path).stem
+    write_report(out, stem, False, report, markdown)
+    if plot is not None:
+        plot(report, out, stem)
+    return report

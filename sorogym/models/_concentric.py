@@ -50,6 +50,7 @@ from jaxtyping import Array, Float
 
 from ..actuation import Actuation, CoordinateContext, GeneralizedActuation
 from . import _pcs_kernel as kernel
+from ._base import SoftRobot
 from ._concentric_params import ConcentricTubeParams
 from ._gvs import GVS, GVSParams
 from ._gvs_basis import StrainBasis
@@ -373,8 +374,10 @@ class ConcentricTubeRobot(QuadratureRod):
         return jax.grad(self.elastic_energy)(q)
 
     def stiffness_matrix(self) -> Float[Array, "n n"]:
-        """Tangent stiffness ``dK/dq`` at ``q = 0`` (the straight, untwisted configuration)."""
-        return jax.hessian(self.elastic_energy)(jnp.zeros((self.num_dofs,), self.params.length.dtype))
+        """Tangent stiffness ``dK/dq`` at ``q = 0`` (the straight, untwisted configuration):
+        :class:`SoftRobot`'s AD of :meth:`elastic_force` (the rods' constant ``S`` does not
+        exist here)."""
+        return SoftRobot.stiffness_matrix(self)
 
     @property
     def _stiffness(self) -> Float[Array, "n n"]:
