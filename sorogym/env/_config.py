@@ -30,7 +30,7 @@ class EpisodeConfig:
     control_dt: float  # s, one env step
     num_substeps: int  # integrator steps per env step
     episode_length_s: float  # s
-    integrator: str = "trapezoid_pc"  # see sorogym.env._base.INTEGRATORS
+    integrator: str = "trapezoid_pc"  # a name of sorogym.sim.FIXED_STEP_SCHEMES
     line_load_iterations: int = 0  # Newton corrections of a line load (friction) per substep
     theta: float = 0.5  # stiff linear forces at theta of the step: 0.5 trapezoidal, up to 1 (damps unresolved modes)
     divergence_bound: float = 1e3  # |q|, |qd| beyond which an episode ends as diverged

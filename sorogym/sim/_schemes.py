@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ._overdamped import overdamped_step
 from ._solvers import linear_trapezoid_step, trapezoid_predictor_corrector_step
 from ._variational import variational_midpoint_step
 
@@ -13,4 +14,5 @@ FIXED_STEP_SCHEMES: dict[str, Callable] = {
     "trapezoid": linear_trapezoid_step,
     "trapezoid_pc": trapezoid_predictor_corrector_step,
     "variational": variational_midpoint_step,
+    "overdamped": overdamped_step,
 }
