@@ -101,7 +101,7 @@ def test_concentric_tubes_snap_by_descent_of_the_energy():
     stable equilibrium on the other branch, where Newton's method on ``S`` itself would
     have to start inside the basin."""
     robot = sg.robots.concentric_tube_robot(bending_order=1, twist_order=2, num_gauss_points=3, dtype=jnp.float64)
-    n, zero = robot.num_dofs, jnp.zeros(robot.num_dofs)
+    zero = jnp.zeros(robot.num_dofs)
     unforced = lambda q, qd: jnp.zeros_like(qd)  # noqa: E731
 
     @jax.jit
@@ -126,3 +126,34 @@ def test_concentric_tubes_snap_by_descent_of_the_energy():
     assert residuals[-1] < 1e-8
     model = robot.update_params(rotation=jnp.array([5.6, 0.0, 0.0]))
     assert np.linalg.eigvalsh(np.asarray(jax.jit(lambda q: model.tangent_stiffness(q))(q_end))).min() > 0
+
+
+def test_vector_field_is_the_flow_the_scheme_discretises():
+    """``scheme_vector_field('overdamped')`` is ``[D^-1 f(q), 0]``, and the scheme's steps
+    converge to its adaptive solution under gravity (nonlinear), at first order: gravity is
+    taken explicitly, even with the trapezoidal rule on the elasticity."""
+    import diffrax
+
+    model = _bending_rod(5, (0.0, 0.0, -9.81))
+    n = model.num_dofs
+    rng = np.random.default_rng(6)
+    q0, tau = jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=n) * 1e-3)
+    flow = sg.sim.scheme_vector_field("overdamped")
+    y0 = model.pack_state(q0, jnp.zeros(n))
+    D, S = (np.asarray(jax.jit(f)()) for f in (lambda: model.damping_matrix(), lambda: model.stiffness_matrix()))
+    f = np.asarray(jax.jit(lambda q: tau - model.elastic_force(q) - model.gravitational_force(q))(q0))
+    np.testing.assert_allclose(jax.jit(flow)(model, 0.0, y0, (None, tau))[:n], np.linalg.solve(D, f), rtol=1e-10)
+    assert sg.sim.scheme_vector_field("trapezoid")(model, 0.0, y0, (None, tau)).shape == y0.shape
+    with pytest.raises(ValueError, match="unknown"):
+        sg.sim.scheme_vector_field("euler")
+    T = 0.5 / np.linalg.eigvals(np.linalg.solve(D, S)).real.min()  # half the slowest relaxation time
+
+    @jax.jit
+    def reference(y0):
+        term = diffrax.ODETerm(lambda t, y, args: flow(model, t, y, (None, tau)))
+        controller = diffrax.PIDController(rtol=1e-10, atol=1e-12)
+        return diffrax.diffeqsolve(term, diffrax.Tsit5(), 0.0, T, T / 100, y0, stepsize_controller=controller).ys[-1]
+
+    exact = np.asarray(model.split_state(reference(y0))[0])
+    errors = [np.linalg.norm(_relax(model, q0, tau, T, s, 0.5) - exact) for s in (100, 200)]
+    assert 1.8 < errors[0] / errors[1] < 2.2, errors

@@ -4,7 +4,9 @@ One episode of random actions (or the env's ``accuracy_steps``) runs through the
 configured (float32, the fast fixed-step integrator). The actuator states it commanded are then replayed, held over each
 control period, on a float64 copy of the same env integrated with diffrax's Tsit5 (a fixed
 step ``reference_dt``, or adaptive steps when ``reference_dt`` is ``None``), including any
-state-dependent external force and line load. The score is the largest difference of the
+state-dependent external force and line load, through the continuous dynamics the env's
+scheme discretises (:func:`sorogym.sim.scheme_vector_field`: the equation of motion, or the
+overdamped flow of the ``"overdamped"`` scheme). The score is the largest difference of the
 env's accuracy point (:meth:`~sorogym.env.SoroEnv.accuracy_point`: the tip, or a
 locomotor's centre of mass) over the episode divided by the robot's length; the tip's
 error is reported alongside. The reference runs with float64 enabled in a
@@ -18,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..sim import scheme_vector_field
 from ._registry import make
 
 
@@ -69,7 +72,11 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     key = jax.random.PRNGKey(seed)
     ps0, traj = random_action_episode(env, key, num_steps)
     points = lambda e, m, q: jnp.stack([e.tip_position(m, q), e.accuracy_point(m, q)])  # noqa: E731
-    tips = np.asarray(jax.jit(jax.vmap(lambda q, p: points(env, env._model_for(p), q)))(traj.q, traj.params))
+    tips = np.asarray(
+        jax.jit(jax.vmap(lambda q, u, p: points(env, env.actuated(env._model_for(p), u)[0], q)))(
+            traj.q, traj.u, traj.params
+        )
+    )
     # jitted: an eager reset of a rod env dispatches (and compiles) hundreds of single ops
     ref0 = jax.jit(ref_env.reset)(jax.random.split(key)[0]).pipeline_state
     # Same task and parameters as the float32 run, in float64.
@@ -83,17 +90,20 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     else:
         controller, dt0 = diffrax.ConstantStepSize(), float(reference_dt)
 
+    flow = scheme_vector_field(env.config.integrator)  # the dynamics the env's scheme discretises
+
     def period(y, u, ps):
-        load = ref_env.line_load(model, ps)
+        driven, effort = ref_env.actuated(model, u)
+        load = ref_env.line_load(driven, ps)
 
         def vf(t, y, args):
-            q, qd = model.split_state(y)
-            tau_ext = ref_env.external_force(model, q, qd, ps)
+            q, qd = driven.split_state(y)
+            tau_ext = ref_env.external_force(driven, q, qd, ps)
             if load is not None:  # explicitly here: the reference's steps resolve its stiffness
-                tau_load = model.line_load_terms(q, qd, load).force
+                tau_load = driven.line_load_terms(q, qd, load).force
                 tau_ext = tau_load if tau_ext is None else tau_ext + tau_load
-            act = (u,) if tau_ext is None else (u, tau_ext)
-            return model.forward_dynamics(t, y, act)
+            act = (effort,) if tau_ext is None else (effort, tau_ext)
+            return flow(driven, t, y, act)
 
         sol = diffrax.diffeqsolve(
             diffrax.ODETerm(vf),
@@ -114,7 +124,7 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
         def body(y, inputs):
             u, task = inputs
             y = period(y, u, ref0.replace(task=task))
-            return y, points(ref_env, model, model.split_state(y)[0])
+            return y, points(ref_env, ref_env.actuated(model, u)[0], model.split_state(y)[0])
 
         return jax.lax.scan(body, y0, (us, tasks))[1]
 

@@ -275,9 +275,10 @@ class SoroEnv(Env, abc.ABC):
     def _integrate(self, model: SoftRobot, y0: Array, u: Array, ps: PhysicsState) -> tuple[Array, Array]:
         """``num_substeps`` integrator steps with ``u`` held; returns ``(y1, diverged)``."""
         h = jnp.asarray(self.substep_dt, self.dtype)
+        model, effort = self.actuated(model, u)
 
         def applied(q, qd):
-            return model.generalized_force(q, u, self.external_force(model, q, qd, ps))
+            return model.generalized_force(q, effort, self.external_force(model, q, qd, ps))
 
         scheme = FIXED_STEP_SCHEMES[self.config.integrator]
         load = self.line_load(model, ps)
@@ -292,6 +293,13 @@ class SoroEnv(Env, abc.ABC):
         bound = self.config.divergence_bound
         diverged = jnp.logical_not(jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.abs(y1) < bound))
         return y1, diverged
+
+    def actuated(self, model: SoftRobot, u: Array) -> tuple[SoftRobot, Array | None]:
+        """``(model, effort)`` under the actuator state ``u``: the model the physics steps and
+        the actuator efforts ``(m,)`` its actuation matrix maps (``None``: none). By default
+        ``(model, u)``; an env whose actuators set parameters of the model instead of forces
+        (a concentric tube robot's rotation and insertion drives) returns the driven model."""
+        return model, u
 
     def _sample_params(self, key: Array) -> Any:
         """Physical parameters of an episode: ``None`` without randomisation, else the

@@ -1,14 +1,16 @@
 """Integrators and rollouts (diffrax solvers, kick-drift Euler, the fast env integrator, the
 variational integrator, the overdamped scheme)."""
 
+from ._overdamped import absolute_stiffness as absolute_stiffness
+from ._overdamped import overdamped_step as overdamped_step
+from ._overdamped import overdamped_vector_field as overdamped_vector_field
 from ._rollout import Trajectory as Trajectory
 from ._rollout import integrate_fixed as integrate_fixed
 from ._rollout import rollout_closed_loop_to as rollout_closed_loop_to
 from ._rollout import rollout_discrete_closed_loop_to as rollout_discrete_closed_loop_to
 from ._rollout import rollout_to as rollout_to
-from ._overdamped import absolute_stiffness as absolute_stiffness
-from ._overdamped import overdamped_step as overdamped_step
 from ._schemes import FIXED_STEP_SCHEMES as FIXED_STEP_SCHEMES
+from ._schemes import scheme_vector_field as scheme_vector_field
 from ._solvers import AppliedForce as AppliedForce
 from ._solvers import LinearTrapezoid as LinearTrapezoid
 from ._solvers import SemiImplicitEuler as SemiImplicitEuler
@@ -34,6 +36,8 @@ __all__ = [
     "trapezoid_predictor_corrector_step",
     "FIXED_STEP_SCHEMES",
     "overdamped_step",
+    "overdamped_vector_field",
+    "scheme_vector_field",
     "absolute_stiffness",
     "AppliedForce",
     "actuation_applied_force",

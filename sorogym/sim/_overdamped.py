@@ -75,3 +75,15 @@ def overdamped_step(
     W = model.damping_matrix() / h + theta * absolute_stiffness(model.tangent_stiffness(q))
     dq = spd_solve(W, f)
     return model.pack_state(model.retract(q, dq), dq / h)
+
+
+def overdamped_vector_field(model: SoftRobot, t, y: Array, actuation_args: tuple = ()) -> Array:
+    """``dy/dt`` of the continuous overdamped flow the scheme discretises, with the signature
+    of :meth:`~sorogym.models.SoftRobot.forward_dynamics` (``actuation_args``: ``()``,
+    ``(u,)`` or ``(u, tau_ext)``): ``dq/dt`` is the configuration rate of
+    ``v = D^-1 f(q)``; the velocity part of ``y`` has no dynamics (its rate is zero). The
+    reference an adaptive ODE solver integrates to check the scheme."""
+    q, _ = model.split_state(model.project_state(y))
+    f = model.generalized_force(q, *actuation_args) - model.elastic_force(q) - model.gravitational_force(q)
+    v = spd_solve(model.damping_matrix(), f)
+    return jnp.concatenate([model.configuration_rate(q, v), jnp.zeros_like(v)])
