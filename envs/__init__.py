@@ -27,6 +27,7 @@ class CatalogueEntry(NamedTuple):
 
 CATALOGUE: dict[str, CatalogueEntry] = {
     "BrittleStarToGoal-v0": CatalogueEntry("sorogym.envs.brittle_star_to_goal:BrittleStarToGoal", 200),
+    "ConcentricTubeReaching-v0": CatalogueEntry("sorogym.envs.concentric_tube_reaching:ConcentricTubeReaching", 60),
     "ConicalArmReaching-v0": CatalogueEntry("sorogym.envs.conical_arm_reaching:ConicalArmReaching", 75),
     "ContactSafeReaching-v0": CatalogueEntry("sorogym.envs.contact_safe_reaching:ContactSafeReaching", 120),
     "InchwormCrawl-v0": CatalogueEntry("sorogym.envs.inchworm_crawl:InchwormCrawl", 200),

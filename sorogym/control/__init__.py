@@ -24,6 +24,7 @@ from ._quasi_static import (
     bounded_least_squares_step,
     equilibrium_from_rest,
     quasi_static_tension_control,
+    static_drive_sensitivity,
     static_equilibrium,
     static_tip_sensitivity,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "project_halfspace_box",
     "bounded_least_squares_step",
     "quasi_static_tension_control",
+    "static_drive_sensitivity",
     "static_equilibrium",
     "equilibrium_from_rest",
     "static_tip_sensitivity",

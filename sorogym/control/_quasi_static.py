@@ -17,10 +17,13 @@ is far stiffer than bending, which defeats plain projected gradients).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ..models import SoftRobot
 from ..models import static_residual as _static_residual
 
 
@@ -71,6 +74,32 @@ def static_tip_sensitivity(model, q: Float[Array, " n"], u: Float[Array, " m"]) 
     pose, J = model.pose_and_jacobian(q, model.total_length)
     dq_du = jnp.linalg.solve(stiffness, A)
     return pose[:-1, -1], J[-pose.shape[0] + 1 :] @ dq_du
+
+
+def static_drive_sensitivity(
+    drive: Callable[[Array], SoftRobot],
+    q: Float[Array, " n"],
+    p: Float[Array, " k"],
+    point: Callable[[SoftRobot, Array], Array],
+) -> tuple[Array, Array]:
+    """A point ``x`` ``(3,)`` [m] of the robot at ``q`` and its static sensitivity ``dx/dp``
+    ``(3, k)`` to drives ``p`` that set parameters of the model rather than forces (a
+    concentric tube robot's tube rotations [rad] and insertions [m]).
+
+    ``drive(p)`` is the robot with its drives at ``p``, ``point(model, q)`` the point (the tip).
+    About the equilibrium through ``q``, ``r(q, p) = G + K - A u = 0`` (no efforts) gives
+    ``dq/dp = -(dr/dq)^-1 dr/dp``, so ``dx/dp = dx/dq dq/dp + dx/dp|_q`` (the drives also
+    move the point directly, as an insertion does the tip)."""
+
+    def residual(q_, p_):
+        model = drive(p_)
+        return _static_residual(model, q_, jnp.zeros((model.num_actuators,), q_.dtype))
+
+    dq_dp = -jnp.linalg.solve(jax.jacfwd(residual, 0)(q, p), jax.jacfwd(residual, 1)(q, p))
+    x = point(drive(p), q)
+    dx_dq = jax.jacfwd(lambda q_: point(drive(p), q_))(q)
+    dx_dp = jax.jacfwd(lambda p_: point(drive(p_), q))(p)
+    return x, dx_dq @ dq_dp + dx_dp
 
 
 def bounded_least_squares_step(
