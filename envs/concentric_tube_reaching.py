@@ -27,15 +27,17 @@ path in drive space to random admissible drives with this env's own physics.
 
 * **Action** ``(5,)`` in [-1, 1]: increments of the drives per control period: the
   rotations of the precurved tubes (``rotated_tubes``, by at most ``max_rotation_step``
-  = 0.2 rad) and the insertions of all tubes (by at most ``max_insertion_step`` = 5 mm);
+  = 0.2 rad) and the insertions of all tubes (by at most ``max_insertion_step`` = 10 mm);
   the tips are then kept nested (each tip at least ``min_tip_spacing`` = 5 mm beyond the
   next outer one, the outer tube at least ``min_exposed_length`` = 5 mm out of the plate,
   no tube beyond its length), the rotations are unbounded.
 * **Observation** ``(40,)`` float32: ``q`` (27), cosine and sine of the rotated tubes'
   rotations (4), translations (3) [m], tip position (3) [m], tip-to-goal vector (3) [m];
   world frame.
-* **Reward** terms: ``distance = -|tip - goal|`` [m], ``success = [distance <
-  success_radius]`` (5 mm), ``motion = -mean(action^2)``; scales 10, 1, 0.02.
+* **Reward** terms: ``distance = -|tip - goal|`` [m] (the far field),
+  ``precision = 1 - tanh(distance / (2 success_radius))`` (the last centimetres),
+  ``success = [distance < success_radius]`` (5 mm), ``motion = -mean(action^2)``; scales
+  10, 1, 1, 0.02.
 * **Termination**: none (time limit 6 s = 60 steps, applied by the wrappers), except a
   diverging simulation. ``metrics["success"]``, ``metrics["goal_distance"]`` [m].
 * **Expert** (``env.expert()``): ``"quasi_static"``: each control period one bounded
@@ -79,6 +81,7 @@ _DRIVE_FIELDS = (
 @dataclasses.dataclass(frozen=True)
 class RewardScales:
     distance: float = 10.0
+    precision: float = 1.0
     success: float = 1.0
     motion: float = 0.02
 
@@ -99,7 +102,7 @@ class Config(EpisodeConfig):
     # Drives
     rotated_tubes: tuple[int, ...] = (0, 1)  # the precurved tubes (a straight tube's rotation does nothing)
     max_rotation_step: float = 0.2  # rad per control period
-    max_insertion_step: float = 0.005  # m per control period
+    max_insertion_step: float = 0.01  # m per control period (0.1 m/s: the whole stroke in an episode)
     min_tip_spacing: float = 0.005  # m between consecutive tube tips
     min_exposed_length: float = 0.005  # m of the outermost tube beyond the plate
     # Task
@@ -269,7 +272,12 @@ class ConcentricTubeReaching(SoroEnv):
         d = jnp.linalg.norm(ps.task.goal - tip)
         angles = ps.u[jnp.asarray(c.rotated_tubes)]
         motion = jnp.zeros((), d.dtype) if action is None else -jnp.mean(action**2)
-        terms = {"distance": -d, "success": (d < c.success_radius).astype(d.dtype), "motion": motion}
+        terms = {
+            "distance": -d,
+            "precision": 1.0 - jnp.tanh(d / (2.0 * c.success_radius)),
+            "success": (d < c.success_radius).astype(d.dtype),
+            "motion": motion,
+        }
         obs = jnp.concatenate([ps.q, jnp.cos(angles), jnp.sin(angles), ps.u[T:], tip, ps.task.goal - tip])
         return StepOutputs(obs, terms, {"goal_distance": d, "success": terms["success"]}, info={})
 
@@ -334,7 +342,7 @@ class ConcentricTubeReaching(SoroEnv):
 
     expert_kinds = ("quasi_static",)
 
-    def build_expert(self, kind: str, gain: float = 0.7, damping: float = 1e-6) -> Expert:
+    def build_expert(self, kind: str, gain: float = 1.0, damping: float = 1e-6) -> Expert:
         """``"quasi_static"``: the action ``a`` in [-1, 1] minimising
         ``|S a - gain (goal - tip)|^2 + damping |a|^2`` with ``S = dx/dp diag(step sizes)``
         the static tip sensitivity to the drives in action units

@@ -291,7 +291,9 @@ class SoroEnv(Env, abc.ABC):
 
         y1, _ = jax.lax.scan(substep, y0, None, length=self.config.num_substeps)
         bound = self.config.divergence_bound
-        diverged = jnp.logical_not(jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.abs(y1) < bound))
+        # a non-finite state in (a scheme may not read all of it: the overdamped one ignores qd)
+        # or a non-finite or diverging state out
+        diverged = jnp.logical_not(jnp.all(jnp.isfinite(y0)) & jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.abs(y1) < bound))
         return y1, diverged
 
     def actuated(self, model: SoftRobot, u: Array) -> tuple[SoftRobot, Array | None]:
