@@ -37,9 +37,17 @@ path in drive space to random admissible drives with this env's own physics.
 * **Reward** terms: ``distance = -|tip - goal|`` [m] (the far field),
   ``precision = 1 - tanh(distance / (2 success_radius))`` (the last centimetres),
   ``success = [distance < success_radius]`` (5 mm), ``motion = -mean(action^2)``; scales
-  10, 1, 1, 0.02.
+  10, 1, 1, 0.02; with obstacles also ``clearance`` (below).
+* **Obstacles** (optional, none by default): spheres ``obstacle_centers``,
+  ``obstacle_radii`` [m] standing for anatomy the backbone must not enter. No contact force
+  (the tubes would pierce soft tissue, not bounce off it): the reward term ``clearance =
+  -depth`` (scale 20 per m) with ``depth`` the deepest penetration of ``obstacle_probes``
+  backbone points, ``metrics["penetration"]`` [m] and the safe-RL cost ``info["cost"] =
+  [depth > 0]``; starts and goals are drawn with their tips outside. The expert ignores
+  them.
 * **Termination**: none (time limit 6 s = 60 steps, applied by the wrappers), except a
-  diverging simulation. ``metrics["success"]``, ``metrics["goal_distance"]`` [m].
+  diverging simulation. ``metrics["success"]``, ``metrics["goal_distance"]`` [m],
+  ``metrics["penetration"]`` [m] (0 without obstacles), ``info["cost"]``.
 * **Expert** (``env.expert()``): ``"quasi_static"``: each control period one bounded
   damped least-squares step in action units on the static sensitivity of the tip to the
   drives (:func:`sorogym.control.static_drive_sensitivity`, the implicit function theorem
@@ -84,6 +92,7 @@ class RewardScales:
     precision: float = 1.0
     success: float = 1.0
     motion: float = 0.02
+    clearance: float = 20.0  # per m of the deepest penetration of an obstacle (0 without obstacles)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +118,10 @@ class Config(EpisodeConfig):
     num_goal_candidates: int = 256
     goal_ramp_steps: int = 40  # control periods from home to a bank entry's drives (then 20 to settle)
     success_radius: float = 0.005  # m
+    # Optional anatomy: spheres the backbone must keep out of (none by default)
+    obstacle_centers: tuple = ()  # ((x, y, z), ...) [m], world frame
+    obstacle_radii: tuple[float, ...] = ()  # m
+    obstacle_probes: int = 16  # backbone points checked against them
     # Timing and integration
     control_dt: float = 0.1
     num_substeps: int = 2  # 50 ms Newton steps: 0.74 mm tip error per episode (4: 0.18 mm; 1: 17 mm)
@@ -184,7 +197,15 @@ class ConcentricTubeReaching(SoroEnv):
                 f"integrator: {self.name} relaxes onto equilibria with 'overdamped' (Table 7's tubes are "
                 f"too stiff and light for the inertial schemes at control rates), got {config.integrator!r}"
             )
-        for name in ("num_goal_candidates", "goal_ramp_steps"):
+        centers, radii = np.asarray(config.obstacle_centers, float), np.asarray(config.obstacle_radii, float)
+        if centers.size or radii.size:
+            if centers.ndim != 2 or centers.shape != (radii.size, 3) or not np.all(np.isfinite(centers)):
+                raise ValueError(
+                    f"obstacle_centers: one finite (x, y, z) per obstacle radius, got {config.obstacle_centers!r}"
+                )
+            if not np.all(radii > 0):
+                raise ValueError(f"obstacle_radii: must be positive [m], got {config.obstacle_radii!r}")
+        for name in ("num_goal_candidates", "goal_ramp_steps", "obstacle_probes"):
             if not (isinstance(getattr(config, name), int) and getattr(config, name) >= 1):
                 raise ValueError(f"{name}: must be an integer >= 1, got {getattr(config, name)!r}")
         model = concentric_tube_robot(
@@ -257,18 +278,39 @@ class ConcentricTubeReaching(SoroEnv):
 
     # -- task -----------------------------------------------------------------------------
 
+    @property
+    def has_obstacles(self) -> bool:
+        return len(self.config.obstacle_radii) > 0
+
+    def _obstacles(self):
+        return jnp.asarray(self.config.obstacle_centers, self.dtype), jnp.asarray(
+            self.config.obstacle_radii, self.dtype
+        )
+
+    def penetration(self, model, q):
+        """Deepest penetration [m] (``>= 0``) of the backbone, probed at ``obstacle_probes``
+        points from the plate to the tip of the driven ``model``, into the obstacles."""
+        s = jnp.linspace(0.0, 1.0, self.config.obstacle_probes, dtype=self.dtype) * model.total_length
+        points = model.forward_kinematics_batched(q, s)[:, :3, 3]
+        centers, radii = self._obstacles()
+        distance = jnp.linalg.norm(points[:, None, :] - centers[None, :, :], axis=-1)
+        return jnp.maximum(jnp.max(radii[None, :] - distance), 0.0)
+
     def reset_task(self, key, model):
         k_start, k_goal = jax.random.split(key)
         bank = jnp.asarray(self.goal_bank, self.dtype)
         n, T = model.num_dofs, self.num_tubes
-        start, goal = sample_goal(k_start, bank), sample_goal(k_goal, bank)
+        centers, radii = self._obstacles() if self.has_obstacles else (None, None)
+        # neither the start's tip nor the goal inside an obstacle
+        start, goal = sample_goal(k_start, bank, centers, radii), sample_goal(k_goal, bank, centers, radii)
         task = ReachingTask(goal=goal[:3], goal_drives=goal[3 : 3 + 2 * T])
         q0, u0 = start[3 + 2 * T : 3 + 2 * T + n], start[3 : 3 + 2 * T]
         return task, q0, jnp.zeros(n, self.dtype), u0
 
     def outputs(self, model, prev, ps, action) -> StepOutputs:
         c, T = self.config, self.num_tubes
-        tip = self.tip_position(self.actuated(model, ps.u)[0], ps.q)
+        driven = self.actuated(model, ps.u)[0]
+        tip = self.tip_position(driven, ps.q)
         d = jnp.linalg.norm(ps.task.goal - tip)
         angles = ps.u[jnp.asarray(c.rotated_tubes)]
         motion = jnp.zeros((), d.dtype) if action is None else -jnp.mean(action**2)
@@ -278,8 +320,11 @@ class ConcentricTubeReaching(SoroEnv):
             "success": (d < c.success_radius).astype(d.dtype),
             "motion": motion,
         }
+        depth = self.penetration(driven, ps.q) if self.has_obstacles else jnp.zeros_like(d)
+        terms["clearance"] = -depth
         obs = jnp.concatenate([ps.q, jnp.cos(angles), jnp.sin(angles), ps.u[T:], tip, ps.task.goal - tip])
-        return StepOutputs(obs, terms, {"goal_distance": d, "success": terms["success"]}, info={})
+        metrics = {"goal_distance": d, "success": terms["success"], "penetration": depth}
+        return StepOutputs(obs, terms, metrics, info={"cost": (depth > 0).astype(d.dtype)})
 
     # -- goal bank ------------------------------------------------------------------------
 
@@ -367,6 +412,8 @@ class ConcentricTubeReaching(SoroEnv):
     def render_scene(self, ps):
         scene = super().render_scene(ps)
         scene["markers"].append(("goal", np.asarray(ps.task.goal), "tab:green"))
+        c = self.config
+        scene["spheres"] = [(np.asarray(x, float), float(r)) for x, r in zip(c.obstacle_centers, c.obstacle_radii)]
         half = 0.45
         scene["bounds"] = ((-half, half), (-half, half), (0.0, 0.65))
         return scene

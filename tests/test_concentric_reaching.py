@@ -130,6 +130,23 @@ def test_quasi_static_expert_reaches_the_goals():
     assert result["final/goal_distance"] < 0.02, result
 
 
+def test_obstacles_are_a_penetration_cost():
+    """An obstacle around the base plate: the straight outer tube's first probe (the plate
+    centre) lies on its centre, so the penetration is its radius, in the metric, the reward
+    term and the cost; without obstacles all three are zero."""
+    env = sorogym.make(NAME, obstacle_centers=((0.0, 0.0, 0.0),), obstacle_radii=(0.01,))
+    s = jax.jit(env.reset)(jax.random.PRNGKey(0))
+    assert float(s.metrics["penetration"]) == pytest.approx(0.01, abs=1e-6)
+    assert float(s.info["cost"]) == 1.0
+    s1 = jax.jit(env.step)(s, jnp.zeros(env.action_size, jnp.float32))
+    assert float(s1.metrics["reward/clearance"]) == pytest.approx(-env.config.reward.scales.clearance * 0.01, rel=1e-4)
+    assert len(env.render_scene(jax.tree.map(np.asarray, s1.pipeline_state))["spheres"]) == 1
+    free, reset, step = _env()
+    s = step(reset(jax.random.PRNGKey(0)), jnp.zeros(free.action_size, jnp.float32))
+    assert float(s.metrics["penetration"]) == 0.0 and float(s.info["cost"]) == 0.0
+    assert float(s.metrics["reward/clearance"]) == 0.0
+
+
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
@@ -139,6 +156,8 @@ def test_quasi_static_expert_reaches_the_goals():
         ({"min_tip_spacing": 0.3}, "min_tip_spacing"),
         ({"max_rotation_step": -0.1}, "max_rotation_step"),
         ({"num_goal_candidates": 0}, "num_goal_candidates"),
+        ({"obstacle_centers": ((0.0, 0.0),), "obstacle_radii": (0.01,)}, "obstacle_centers"),
+        ({"obstacle_centers": ((0.0, 0.0, 0.1),), "obstacle_radii": (-0.01,)}, "obstacle_radii"),
     ],
 )
 def test_bad_configuration_names_the_field(overrides, field):
