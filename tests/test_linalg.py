@@ -11,6 +11,7 @@ from sorogym.models._linalg import (
     BATCHED_SOLVE_MIN_BATCH,
     SMALL_MATMUL_MAX_TERMS,
     SMALL_SOLVE_MAX_SIZE,
+    constrained_spd_solve,
     small_matmul,
     spd_solve,
 )
@@ -31,6 +32,23 @@ def test_spd_solve_matches_numpy_unbatched_and_batched(n):
     expected = np.linalg.solve(M, b[..., None])[..., 0]
     np.testing.assert_allclose(spd_solve(jnp.asarray(M_lower[0]), jnp.asarray(b[0])), expected[0], rtol=1e-11)
     np.testing.assert_allclose(jax.vmap(spd_solve)(jnp.asarray(M_lower), jnp.asarray(b)), expected, rtol=1e-11)
+
+
+@pytest.mark.parametrize("n", [4, SMALL_SOLVE_MAX_SIZE + 4, BATCHED_SOLVE_MAX_SIZE + 14])
+def test_spd_solve_takes_several_right_hand_sides_and_the_kkt_solve_holds_its_constraints(n):
+    """``b`` of shape ``(n, k)``: every path (unrolled, batch-aware, LAPACK) solves each
+    column, unbatched and at a batch that takes the batched code; the saddle-point solve
+    built on it meets ``M x = f + G^T lam`` and ``G x = b``."""
+    rng = np.random.default_rng(20 + n)
+    batch, k, c = BATCHED_SOLVE_MIN_BATCH, 3, 2
+    M, B = _spd(rng, n, (batch,)), rng.normal(size=(batch, n, k))
+    expected = np.linalg.solve(M, B)
+    np.testing.assert_allclose(spd_solve(jnp.asarray(M[0]), jnp.asarray(B[0])), expected[0], rtol=1e-10)
+    np.testing.assert_allclose(jax.vmap(spd_solve)(jnp.asarray(M), jnp.asarray(B)), expected, rtol=1e-10)
+    f, G, b = rng.normal(size=(batch, n)), rng.normal(size=(batch, c, n)), rng.normal(size=(batch, c))
+    x, lam = jax.vmap(constrained_spd_solve)(*(jnp.asarray(a) for a in (M, f, G, b)))
+    np.testing.assert_allclose(np.einsum("bij,bj->bi", M, x), f + np.einsum("bci,bc->bi", G, lam), atol=1e-9)
+    np.testing.assert_allclose(np.einsum("bci,bi->bc", G, x), b, atol=1e-10)
 
 
 @pytest.mark.parametrize("n", [3, SMALL_SOLVE_MAX_SIZE + 4])

@@ -15,9 +15,10 @@ BATCHED_SOLVE_MAX_SIZE = 16
 BATCHED_SOLVE_MIN_BATCH = 64
 
 
-def spd_solve(M: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
+def spd_solve(M: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
     """``M^-1 b`` for a symmetric positive-definite ``M`` (its lower triangle is read, ``M``
-    is not symmetrised): a Cholesky factor and two triangular solves.
+    is not symmetrised) and ``b`` of shape ``(n,)`` or ``(n, k)`` (``k`` right-hand sides):
+    a Cholesky factor and two triangular solves.
 
     Up to ``SMALL_SOLVE_MAX_SIZE`` the factor and the substitutions are unrolled scalar
     arithmetic on the matrix entries (one fusion per batch under ``jax.vmap``); larger
@@ -47,9 +48,13 @@ def spd_solve(M: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n
 
 
 def _lapack_cholesky_solve(M, b):
+    """``M^-1 b`` for ``b`` of shape ``(n,)`` or ``(n, k)`` (``k`` right-hand sides, one
+    factorisation and one pair of triangular solves)."""
     L = jax.lax.linalg.cholesky(M, symmetrize_input=False)
-    x = jax.lax.linalg.triangular_solve(L, b[:, None], left_side=True, lower=True)
-    return jax.lax.linalg.triangular_solve(L, x, left_side=True, lower=True, transpose_a=True)[:, 0]
+    B = b[:, None] if b.ndim == 1 else b
+    x = jax.lax.linalg.triangular_solve(L, B, left_side=True, lower=True)
+    x = jax.lax.linalg.triangular_solve(L, x, left_side=True, lower=True, transpose_a=True)
+    return x[:, 0] if b.ndim == 1 else x
 
 
 @jax.custom_batching.custom_vmap
@@ -128,9 +133,15 @@ def constrained_spd_solve(
     Schur complement: ``x0 = M^-1 f``, ``Y = M^-1 G^T``, ``(G Y) lam = b - G x0``,
     ``x = x0 + Y lam``. Solves with :func:`spd_solve` (the same ``M``, so derivatives stay
     solves); ``G M^-1 G^T`` is factored by Cholesky (NaN where ``G`` loses rank, i.e. at a
-    singular configuration of a closed chain)."""
-    x0 = spd_solve(M, f)
-    Y = jax.vmap(lambda col: spd_solve(M, col), in_axes=0, out_axes=1)(G)  # (n, c)
+    singular configuration of a closed chain).
+
+    ``x0`` and ``Y`` come from one solve with the ``1 + c`` right-hand sides ``[f, G^T]``:
+    one factorisation of ``M``, and no two independent LAPACK calls that XLA:CPU could run
+    at once (jaxlib 0.10's batched LAPACK kernels each block a thread of the intra-op pool
+    while waiting for their batch chunks, so as many concurrent batched calls as the pool
+    has threads deadlock it; seen under ``vmap`` on a 2-core machine)."""
+    X = spd_solve(M, jnp.concatenate([f[:, None], G.T], axis=1))  # (n, 1 + c)
+    x0, Y = X[:, 0], X[:, 1:]
     S = G @ Y
     lam = _lapack_cholesky_solve(0.5 * (S + S.T), b - G @ x0)
     return x0 + Y @ lam, lam
