@@ -134,7 +134,9 @@ def build_closures(tree, closures) -> ClosureSet:
 
     out = _describe(tuple(closures), structure.names, site_length)
     if out.num_rows:
-        check_rank(out, closure_terms(tree, out, tree.neutral_configuration())[1], tree.num_dofs)
+        # jitted: eagerly, the kinematics of a many-segment tree dispatch (and compile) ~1000 ops
+        G = jax.jit(lambda q: closure_terms(tree, out, q)[1])(tree.neutral_configuration())
+        check_rank(out, G, tree.num_dofs)
     return out
 
 
