@@ -25,3 +25,18 @@ def test_default_integrator_tracks_reference_within_one_percent_of_length(name):
     assert result["point_error_rel"] > 0.0  # a real comparison, not the same computation twice
     if result["accuracy_point"] == "tip":
         assert result["tip_error_rel"] == result["point_error_rel"]
+
+
+def test_fine_scheme_reference_agrees_with_the_continuous_reference():
+    """The reference of stiff envs, the env's own scheme at a 100 times finer substep, gives
+    the same error as diffrax's Tsit5 on the continuous dynamics (a few steps of an arm)."""
+    name, steps = "TendonReaching-v0", 10
+    tsit5 = integrator_accuracy(name, num_steps=steps, seed=1, reference_dt=None, rtol=1e-6, atol=1e-8)
+    fine = integrator_accuracy(name, num_steps=steps, seed=1, solver="fine_scheme")
+    integrator = sorogym.make(name).config.integrator
+    assert fine["reference"] == f"{integrator}_dt{fine['substep_dt'] / 100:g}", fine
+    assert tsit5["reference"] == "tsit5_adaptive"
+    assert fine["point_error"] > 0.0
+    assert abs(fine["point_error"] - tsit5["point_error"]) <= 0.05 * tsit5["point_error"], (fine, tsit5)
+    with pytest.raises(ValueError, match="solver"):
+        integrator_accuracy(name, num_steps=1, solver="euler")

@@ -1,16 +1,20 @@
 """Accuracy of an env's physics stepping against a high-accuracy float64 reference.
 
 One episode of random actions (or the env's ``accuracy_steps``) runs through the env as
-configured (float32, the fast fixed-step integrator). The actuator states it commanded are then replayed, held over each
-control period, on a float64 copy of the same env integrated with diffrax's Tsit5 (a fixed
-step ``reference_dt``, or adaptive steps when ``reference_dt`` is ``None``), including any
-state-dependent external force and line load, through the continuous dynamics the env's
-scheme discretises (:func:`sorogym.sim.scheme_vector_field`: the equation of motion, or the
-overdamped flow of the ``"overdamped"`` scheme). The score is the largest difference of the
-env's accuracy point (:meth:`~sorogym.env.SoroEnv.accuracy_point`: the tip, or a
-locomotor's centre of mass) over the episode divided by the robot's length; the tip's
-error is reported alongside. The reference runs with float64 enabled in a
-scoped ``jax.enable_x64`` context; the global JAX config is left alone.
+configured (float32, the fast fixed-step integrator). The actuator states it commanded are
+then replayed, held over each control period, on a float64 copy of the same env integrated
+with diffrax's Tsit5 (a fixed step ``reference_dt``, or adaptive steps when
+``reference_dt`` is ``None``), including any state-dependent external force and line load,
+through the continuous dynamics the env's scheme discretises
+(:func:`sorogym.sim.scheme_vector_field`: the equation of motion, or the overdamped flow of
+the ``"overdamped"`` scheme). An env whose continuous dynamics are too stiff for that
+(``reference_solver = "fine_scheme"``) is replayed instead through its own scheme in
+float64 at a 100 times finer substep: a convergence check of its time step. The score is
+the largest difference of the env's accuracy point
+(:meth:`~sorogym.env.SoroEnv.accuracy_point`: the tip, or a locomotor's centre of mass)
+over the episode divided by the robot's length; the tip's error is reported alongside. The
+reference runs with float64 enabled in a scoped ``jax.enable_x64`` context; the global JAX
+config is left alone.
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ import numpy as np
 
 from ..sim import scheme_vector_field
 from ._registry import make
+
+#: The references by name: ``"tsit5"``, diffrax's explicit Tsit5 on the continuous dynamics;
+#: ``"fine_scheme"``, the env's own scheme in float64 at a :data:`FINE_SCHEME_RATIO` times
+#: finer substep (see :func:`_fine_scheme_period`).
+REFERENCE_SOLVERS = ("tsit5", "fine_scheme")
+#: How much finer than the env's the substep of a fine-scheme reference is.
+FINE_SCHEME_RATIO = 100
 
 
 def random_action_episode(env, key, num_steps: int):
@@ -51,6 +62,7 @@ def integrator_accuracy(
     reference_dt: float | None = 1e-5,
     rtol: float = 1e-9,
     atol: float = 1e-12,
+    solver: str | None = None,
     **overrides,
 ) -> dict:
     """Max error [m] of the env's accuracy point, and relative to the length, of the fast
@@ -59,12 +71,17 @@ def integrator_accuracy(
     ``tip_error`` and ``tip_error_rel``, ``num_steps``, ``substep_dt`` and the reference
     settings."""
     with jax.enable_x64(True):  # the float64 reference, scoped to this call
-        return _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **overrides)
+        return _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, solver, **overrides)
 
 
-def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **overrides) -> dict:
+def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, solver, **overrides) -> dict:
     env = make(name, **overrides)
+    solver_name = env.reference_solver if solver is None else solver
+    if solver_name not in REFERENCE_SOLVERS:
+        raise ValueError(f"solver: unknown {solver_name!r}; use one of {REFERENCE_SOLVERS}")
     ref_overrides = {**overrides, **env.reference_overrides, "dtype": "float64"}
+    if solver_name == "fine_scheme":  # the env's scheme, FINE_SCHEME_RATIO times finer
+        ref_overrides["num_substeps"] = env.config.num_substeps * FINE_SCHEME_RATIO
     ref_env = make(name, **ref_overrides)
     if num_steps is None:
         num_steps = env.max_episode_steps if env.accuracy_steps is None else env.accuracy_steps
@@ -83,39 +100,10 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
     to64 = lambda x: jnp.asarray(x, jnp.float64) if jnp.issubdtype(jnp.asarray(x).dtype, jnp.floating) else x  # noqa: E731
     ref0 = ref0.replace(task=jax.tree.map(to64, ps0.task), params=jax.tree.map(to64, ps0.params))
     model = ref_env._model_for(ref0.params)
-    dt = ref_env.control_dt
-    solver = diffrax.Tsit5()
-    if reference_dt is None:
-        controller, dt0 = diffrax.PIDController(rtol=rtol, atol=atol), dt / 100
+    if solver_name == "fine_scheme":
+        period = _fine_scheme_period(ref_env, model)
     else:
-        controller, dt0 = diffrax.ConstantStepSize(), float(reference_dt)
-
-    flow = scheme_vector_field(env.config.integrator)  # the dynamics the env's scheme discretises
-
-    def period(y, u, ps):
-        driven, effort = ref_env.actuated(model, u)
-        load = ref_env.line_load(driven, ps)
-
-        def vf(t, y, args):
-            q, qd = driven.split_state(y)
-            tau_ext = ref_env.external_force(driven, q, qd, ps)
-            if load is not None:  # explicitly here: the reference's steps resolve its stiffness
-                tau_load = driven.line_load_terms(q, qd, load).force
-                tau_ext = tau_load if tau_ext is None else tau_ext + tau_load
-            act = (effort,) if tau_ext is None else (effort, tau_ext)
-            return flow(driven, t, y, act)
-
-        sol = diffrax.diffeqsolve(
-            diffrax.ODETerm(vf),
-            solver,
-            0.0,
-            dt,
-            dt0,
-            y,
-            stepsize_controller=controller,
-            max_steps=int(dt / (reference_dt or dt / 1e5)) + 16,
-        )
-        return sol.ys[-1]
+        period = _diffrax_period(env, ref_env, model, reference_dt, rtol, atol)
 
     tasks = jax.tree.map(lambda x0, xs: jnp.concatenate([to64(x0)[None], to64(xs)[:-1]]), ps0.task, traj.task)
 
@@ -137,7 +125,7 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
         "num_steps": num_steps,
         "substep_dt": env.substep_dt,
         "num_substeps": env.config.num_substeps,
-        "reference": "tsit5_fixed" if reference_dt else "tsit5_adaptive",
+        "reference": _reference_label(solver_name, reference_dt, ref_env),
         "reference_dt": reference_dt,
         "accuracy_point": env.accuracy_point_name,
         "point_error": float(err),
@@ -145,3 +133,59 @@ def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, **over
         "tip_error": float(tip_err),
         "tip_error_rel": float(tip_err / length),
     }
+
+
+def _diffrax_period(env, ref_env, model, reference_dt, rtol, atol):
+    """One control period of the float64 reference: diffrax's Tsit5 on the continuous
+    dynamics the env's scheme discretises, ``(y, u, ps) -> y1``."""
+    dt = ref_env.control_dt
+    if reference_dt is None:
+        controller, dt0 = diffrax.PIDController(rtol=rtol, atol=atol), dt / 100
+    else:
+        controller, dt0 = diffrax.ConstantStepSize(), float(reference_dt)
+    flow = scheme_vector_field(env.config.integrator)  # the dynamics the env's scheme discretises
+
+    def period(y, u, ps):
+        driven, effort = ref_env.actuated(model, u)
+        load = ref_env.line_load(driven, ps)
+
+        def vf(t, y, args):
+            q, qd = driven.split_state(y)
+            tau_ext = ref_env.external_force(driven, q, qd, ps)
+            if load is not None:  # explicitly here: the reference's steps resolve its stiffness
+                tau_load = driven.line_load_terms(q, qd, load).force
+                tau_ext = tau_load if tau_ext is None else tau_ext + tau_load
+            act = (effort,) if tau_ext is None else (effort, tau_ext)
+            return flow(driven, t, y, act)
+
+        sol = diffrax.diffeqsolve(
+            diffrax.ODETerm(vf),
+            diffrax.Tsit5(),
+            0.0,
+            dt,
+            dt0,
+            y,
+            stepsize_controller=controller,
+            max_steps=int(dt / (reference_dt or dt / 1e5)) + 16,
+        )
+        return sol.ys[-1]
+
+    return period
+
+
+def _fine_scheme_period(ref_env, model):
+    """One control period of the float64 reference by the env's own fixed-step scheme at a
+    :data:`FINE_SCHEME_RATIO` times finer substep, ``(y, u, ps) -> y1``: for robots whose
+    continuous dynamics are too stiff for an explicit reference (overdamped modes at
+    ``-1e6`` 1/s make Tsit5 step at microseconds); a convergence check of the env's step."""
+
+    def period(y, u, ps):
+        return ref_env._integrate(model, y, u, ps)[0]
+
+    return period
+
+
+def _reference_label(solver_name: str, reference_dt: float | None, ref_env) -> str:
+    if solver_name == "fine_scheme":
+        return f"{ref_env.config.integrator}_dt{ref_env.substep_dt:g}"
+    return "tsit5_fixed" if reference_dt else "tsit5_adaptive"

@@ -108,6 +108,11 @@ class SoroEnv(Env, abc.ABC):
     #: ``None`` for a whole episode; a locomotor sets a short horizon, since its position
     #: error grows with the distance travelled under any integrator.
     accuracy_steps: ClassVar[int | None] = None
+    #: The reference of accuracy checks: ``"tsit5"`` (diffrax's Tsit5 on the continuous
+    #: dynamics, the default) or ``"fine_scheme"`` (the env's own scheme in float64 at a
+    #: 100 times finer substep: for robots whose overdamped stiff modes an explicit solver
+    #: must step at microseconds).
+    reference_solver: ClassVar[str] = "tsit5"
     #: What :meth:`accuracy_point` measures (``"tip"`` or ``"centre_of_mass"``), recorded
     #: in the accuracy check's result.
     accuracy_point_name: ClassVar[str] = "tip"
