@@ -78,7 +78,7 @@ from ._tree_frames import (
     _spatial_inertia,
     _take,
 )
-from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _Structure, build
+from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _Structure, build, tree_actuation
 
 __all__ = ["BodyTree", "LoopClosure", "Payload", "RigidLink", "RodBody", "TreeParams"]
 
@@ -163,7 +163,7 @@ class BodyTree(SoftRobot):
         self._stiffness_q, self._stiffness_rest = self._elastic_map()
         diagonal = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
         self._elastic_diagonals = (jnp.diagonal(self._stiffness), jnp.diagonal(self._damping)) if diagonal else None
-        self.actuation = self._make_actuation(motor_pairs)
+        self.actuation = tree_actuation(self.structure, self._rods, self._group_rods, motor_pairs)
         self.closures = constraints if isinstance(constraints, ClosureSet) else build_closures(self, constraints)
         self._constraint_frequency = check_frequency(constraint_frequency)
 
@@ -279,33 +279,6 @@ class BodyTree(SoftRobot):
         if slots.size:
             rest = rest.at[slots].set(self.params.joint_rest)
         return S @ jnp.asarray(select, S.dtype), S @ rest
-
-    def _make_actuation(self, motors) -> TreeActuation:
-        acts, uslots, vslots, start = [], [], [], 0
-        actuated = {r for g in self.structure.groups if g.actuated for r in g.items}
-        rod_inputs = {}
-        for r, rod in enumerate(self._rods):
-            if r in actuated:
-                rod_inputs[r] = tuple(range(start, start + rod.num_actuators))
-                start += rod.num_actuators
-        for g, group in enumerate(self.structure.groups):
-            if group.actuated:
-                acts.append(self._group_rods[g].actuation)
-                uslots.append(tuple(rod_inputs[r] for r in group.items))
-                vslots.append(group.rod_v)
-        motor_dofs = tuple(int(d) for d, _ in motors)
-        motor_inputs = tuple(range(start, start + len(motor_dofs)))
-        euclid = self.structure.euclidean_q
-        motor_positions = tuple(int(euclid[d]) for d in motor_dofs)
-        return TreeActuation(
-            tuple(acts),
-            tuple(uslots),
-            tuple(vslots),
-            motor_dofs,
-            motor_inputs,
-            motor_positions,
-            start + len(motor_dofs),
-        )
 
     # -- state contract ----------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
+from ..actuation import TreeActuation
 from ._joints import EUCLIDEAN_JOINTS, Joint
 from ._rod import QuadratureRod
 
@@ -388,3 +389,29 @@ def build(bodies, gravity, payloads, motors, tip, dtype):
         gravity=arr(grav, (3,)),
     )
     return structure, params, rods, tuple((d, j) for j, d in enumerate(motor_pairs))
+
+
+def tree_actuation(structure, rods, group_rods, motors) -> TreeActuation:
+    """The :class:`~sorogym.actuation.TreeActuation` of a tree: the actuators of its
+    actuated rod groups (``group_rods[g].actuation``, stacked per group) with their input
+    and velocity slots, then the joint ``motors`` (``(velocity coordinate, ...)`` pairs);
+    inputs ordered as the rods were declared, then the motors."""
+    acts, uslots, vslots, start = [], [], [], 0
+    actuated = {r for g in structure.groups if g.actuated for r in g.items}
+    rod_inputs = {}
+    for r, rod in enumerate(rods):
+        if r in actuated:
+            rod_inputs[r] = tuple(range(start, start + rod.num_actuators))
+            start += rod.num_actuators
+    for g, group in enumerate(structure.groups):
+        if group.actuated:
+            acts.append(group_rods[g].actuation)
+            uslots.append(tuple(rod_inputs[r] for r in group.items))
+            vslots.append(group.rod_v)
+    motor_dofs = tuple(int(d) for d, _ in motors)
+    motor_inputs = tuple(range(start, start + len(motor_dofs)))
+    euclid = structure.euclidean_q
+    motor_positions = tuple(int(euclid[d]) for d in motor_dofs)
+    return TreeActuation(
+        tuple(acts), tuple(uslots), tuple(vslots), motor_dofs, motor_inputs, motor_positions, start + len(motor_dofs)
+    )
