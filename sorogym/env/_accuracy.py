@@ -75,10 +75,12 @@ def integrator_accuracy(
 
 
 def _integrator_accuracy(name, num_steps, seed, reference_dt, rtol, atol, solver, **overrides) -> dict:
+    if solver is not None and solver not in REFERENCE_SOLVERS:  # before building anything
+        raise ValueError(f"solver: unknown {solver!r}; use one of {REFERENCE_SOLVERS}")
     env = make(name, **overrides)
     solver_name = env.reference_solver if solver is None else solver
     if solver_name not in REFERENCE_SOLVERS:
-        raise ValueError(f"solver: unknown {solver_name!r}; use one of {REFERENCE_SOLVERS}")
+        raise ValueError(f"{env.name}.reference_solver: unknown {solver_name!r}; use one of {REFERENCE_SOLVERS}")
     ref_overrides = {**overrides, **env.reference_overrides, "dtype": "float64"}
     if solver_name == "fine_scheme":  # the env's scheme, FINE_SCHEME_RATIO times finer
         ref_overrides["num_substeps"] = env.config.num_substeps * FINE_SCHEME_RATIO
