@@ -1,5 +1,5 @@
 """The named body-tree robots of :mod:`sorogym.robots` (inchworm, brittle star, gripper,
-two-arm platform, cart arm, spacer arm), at small sizes: their structure (bodies,
+two-arm platform, cart arm, spacer arm, cable-driven arm), at small sizes: their structure (bodies,
 coordinates, inputs, batched groups), the model-contract identities by AD (as on the random
 trees of ``test_tree.py``), finite forward dynamics at rest under tendon tensions
 and motor inputs (one compilation per robot), and their drawings
@@ -28,7 +28,10 @@ CASES = {
     "two_arm_platform": (lambda: robots.two_arm_platform(base="prismatic"), 3, 9, 9, 9, 2),
     "cart_arm": (robots.cart_arm, 2, 5, 5, 5, 2),
     "spacer_arm": (lambda: robots.spacer_arm(num_sections=2, tip_mass=0.02), 4, 4, 4, 6, 4),
+    # tapered GVS sections (distinct radii: one group each) between plates, three cables
+    "cable_driven_arm": (lambda: robots.cable_driven_arm(num_sections=1, bending_order=0), 2, 4, 4, 3, 2),
 }
+ROD_ACTUATED = [name for name in CASES if name != "cable_driven_arm"]  # input 0: a rod's own tendon
 _TREES: dict = {}
 
 
@@ -79,7 +82,7 @@ def test_brittle_star_batches_its_arms(num_arms):
     np.testing.assert_allclose(angles, 2 * np.pi * np.arange(num_arms) / num_arms, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", ROD_ACTUATED)
 def test_forward_dynamics_at_rest_is_finite(name):
     tree = tree_of(name)
     u = jnp.linspace(0.5, 2.0, tree.num_actuators)  # tendon tensions [N], motor inputs

@@ -40,6 +40,7 @@ from ._statics import static_residual as static_residual
 from ._strains import PLANAR_STRAINS as PLANAR_STRAINS
 from ._strains import SPATIAL_STRAINS as SPATIAL_STRAINS
 from ._tree import BodyTree as BodyTree
+from ._tree import Cable as Cable
 from ._tree import LoopClosure as LoopClosure
 from ._tree import Payload as Payload
 from ._tree import RigidLink as RigidLink
@@ -66,6 +67,7 @@ __all__ = [
     "BodyTree",
     "ConcentricTubeRobot",
     "ConcentricTubeParams",
+    "Cable",
     "LoopClosure",
     "TreeParams",
     "RigidLink",

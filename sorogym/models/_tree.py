@@ -67,6 +67,7 @@ from ._joints import (
 from ._rod import QuadratureRod
 from ._rod_ops import SpatialOps as ops
 from ._static_index import take
+from ._tree_cables import Cable, CableSet, build_cables, cable_terms, via_points
 from ._tree_frames import (
     _attach,
     _Frames,
@@ -80,7 +81,7 @@ from ._tree_frames import (
 )
 from ._tree_structure import Payload, RigidLink, RodBody, TreeParams, _Group, _Structure, build, tree_actuation
 
-__all__ = ["BodyTree", "LoopClosure", "Payload", "RigidLink", "RodBody", "TreeParams"]
+__all__ = ["BodyTree", "Cable", "LoopClosure", "Payload", "RigidLink", "RodBody", "TreeParams"]
 
 
 @final
@@ -104,12 +105,16 @@ class BodyTree(SoftRobot):
             closure equations (a KKT system).
         constraint_frequency: drift stabilisation rate [1/s] of the closures
             (:attr:`SoftRobot.constraint_frequency`).
+        cables: :class:`Cable` tendons routed through via points on several bodies (spacer
+            plates, bones; :mod:`sorogym.models._tree_cables`), inputs (tensions [N])
+            after the rods' actuator inputs and before the motors.
 
     Raises ``ValueError`` naming the body and field for a missing parent, a cycle, a
     duplicate name, a site abscissa outside the parent rod, a non-unit quaternion, a joint
     axis of zero length, non-positive mass or inertia, mismatched shapes, planar rods, or
-    a free joint not attached to the world; and naming the closure for one that refers to
-    a missing body, has an unknown kind or a bad offset or axis, or over-determines the
+    a free joint not attached to the world; naming the cable for one with fewer than two
+    via points or one on a missing body or outside its rod; and naming the closure for one
+    that refers to a missing body, has an unknown kind or a bad offset or axis, or over-determines the
     structure (its equations dependent on the others' at the reference configuration).
     """
 
@@ -124,6 +129,7 @@ class BodyTree(SoftRobot):
     _stiffness_rest: Array  # (n,): S e_rest
     _elastic_diagonals: tuple | None  # (diag S, diag D) when both are diagonal by construction
     closures: ClosureSet = eqx.field(static=True)
+    cables: CableSet = eqx.field(static=True)
     _constraint_frequency: float = eqx.field(static=True)
     elastic_is_affine: ClassVar[bool] = True
     planar: ClassVar[bool] = False
@@ -140,6 +146,7 @@ class BodyTree(SoftRobot):
         *,
         constraints=(),
         constraint_frequency: float = 20.0,
+        cables=(),
         _parts=None,
     ):
         if _parts is None:
@@ -163,7 +170,10 @@ class BodyTree(SoftRobot):
         self._stiffness_q, self._stiffness_rest = self._elastic_map()
         diagonal = all(r.diagonal_elastic for r in self._rods)  # joint springs are diagonal
         self._elastic_diagonals = (jnp.diagonal(self._stiffness), jnp.diagonal(self._damping)) if diagonal else None
-        self.actuation = tree_actuation(self.structure, self._rods, self._group_rods, motor_pairs)
+        self.cables = cables if isinstance(cables, CableSet) else build_cables(self, cables)
+        self.actuation = tree_actuation(
+            self.structure, self._rods, self._group_rods, motor_pairs, self.cables.num_cables
+        )
         self.closures = constraints if isinstance(constraints, ClosureSet) else build_closures(self, constraints)
         self._constraint_frequency = check_frequency(constraint_frequency)
 
@@ -230,6 +240,7 @@ class BodyTree(SoftRobot):
             _parts=(self.structure, params, self._rods, motors),
             constraints=self.closures,
             constraint_frequency=self._constraint_frequency,
+            cables=self.cables,
         )
 
     # -- loop closures -----------------------------------------------------------------------
@@ -657,6 +668,12 @@ class BodyTree(SoftRobot):
         inverse = np.argsort(np.asarray(order, dtype=int))
         return jax.vmap(ops.pose_matrix, in_axes=(2, 1))(R[..., inverse], p[:, inverse])
 
+    def cable_paths(self, q: Float[Array, " nq"]) -> tuple[Array, ...]:
+        """World positions ``(V, 3)`` [m] of every cable's via points, in order (one pass)."""
+        x = via_points(self, self.cables, q)[0]
+        ends = np.cumsum([1 + self.cables.span_cable.count(k) for k in range(self.cables.num_cables)])
+        return tuple(x[a:b] for a, b in zip(np.concatenate([[0], ends[:-1]]), ends, strict=True))
+
     # -- dynamics ----------------------------------------------------------------------------
 
     def inertia_matrix(self, q: Float[Array, " nq"]) -> Float[Array, "n n"]:
@@ -773,4 +790,8 @@ class BodyTree(SoftRobot):
             if group.actuated:
                 rq = np.asarray(group.rod_q, dtype=int)
                 parts.append(jax.vmap(lambda r, qb: r.actuation_context(qb))(self._group_rods[gi], q[rq]))
-        return TreeContext(q, tuple(parts), self.num_dofs)
+        if not self.cables.num_cables:
+            return TreeContext(q, tuple(parts), self.num_dofs)
+        lengths, A = cable_terms(self, self.cables, q)
+        rest = jnp.asarray(self.cables.rest_lengths, q.dtype)
+        return TreeContext(q, tuple(parts), self.num_dofs, lengths, A, rest - lengths)

@@ -391,11 +391,12 @@ def build(bodies, gravity, payloads, motors, tip, dtype):
     return structure, params, rods, tuple((d, j) for j, d in enumerate(motor_pairs))
 
 
-def tree_actuation(structure, rods, group_rods, motors) -> TreeActuation:
+def tree_actuation(structure, rods, group_rods, motors, num_cables: int = 0) -> TreeActuation:
     """The :class:`~sorogym.actuation.TreeActuation` of a tree: the actuators of its
     actuated rod groups (``group_rods[g].actuation``, stacked per group) with their input
-    and velocity slots, then the joint ``motors`` (``(velocity coordinate, ...)`` pairs);
-    inputs ordered as the rods were declared, then the motors."""
+    and velocity slots, ``num_cables`` cables through the tree, then the joint ``motors``
+    (``(velocity coordinate, ...)`` pairs); inputs ordered as the rods were declared, then
+    the cables, then the motors."""
     acts, uslots, vslots, start = [], [], [], 0
     actuated = {r for g in structure.groups if g.actuated for r in g.items}
     rod_inputs = {}
@@ -408,10 +409,19 @@ def tree_actuation(structure, rods, group_rods, motors) -> TreeActuation:
             acts.append(group_rods[g].actuation)
             uslots.append(tuple(rod_inputs[r] for r in group.items))
             vslots.append(group.rod_v)
+    cable_inputs = tuple(range(start, start + num_cables))
+    start += num_cables
     motor_dofs = tuple(int(d) for d, _ in motors)
     motor_inputs = tuple(range(start, start + len(motor_dofs)))
     euclid = structure.euclidean_q
     motor_positions = tuple(int(euclid[d]) for d in motor_dofs)
     return TreeActuation(
-        tuple(acts), tuple(uslots), tuple(vslots), motor_dofs, motor_inputs, motor_positions, start + len(motor_dofs)
+        tuple(acts),
+        tuple(uslots),
+        tuple(vslots),
+        motor_dofs,
+        motor_inputs,
+        motor_positions,
+        start + len(motor_dofs),
+        cable_inputs,
     )

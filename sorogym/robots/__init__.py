@@ -17,6 +17,8 @@
 * The :func:`parallel_continuum_robot`: soft rods on insertion drives between a fixed base
   and a rigid platform, a closed chain (:class:`~sorogym.models.LoopClosure`); the
   :func:`chiral_structure`: rings of soft rods clamped between stacked floating plates.
+* The :func:`cable_driven_arm` (Table 6 of the Lie-group framework): a tapered GVS rod cut by
+  rigid triangular plates, three :class:`~sorogym.models.Cable` tendons through their vertices.
 * The three-tube :func:`concentric_tube_robot` (:data:`CONCENTRIC_TUBES`, Table 7 of the
   Lie-group framework): precurved tubes nested on one centreline.
 * The soft :func:`snake` (:class:`SnakeBody`) and :func:`crawler` (:class:`CrawlerBody`):
@@ -89,6 +91,14 @@ from ._ground_crawlers import (
     planar_brittle_star,
     slope_gravity,
     snake,
+)
+from ._lie_group_composites import (
+    CABLE_ARM_CABLE_ANGLES,
+    CABLE_ARM_DENSITY,
+    CABLE_ARM_PLATE,
+    CABLE_ARM_ROD,
+    cable_driven_arm,
+    triangle_plate_inertia,
 )
 from ._parallel import CHIRAL_STRUCTURE, PARALLEL_ROBOT, chiral_structure, parallel_continuum_robot
 from ._tendon_ring import ring_offsets, tendon_ring_pcs
@@ -182,4 +192,10 @@ __all__ = [
     "PARALLEL_ROBOT",
     "chiral_structure",
     "CHIRAL_STRUCTURE",
+    "cable_driven_arm",
+    "triangle_plate_inertia",
+    "CABLE_ARM_ROD",
+    "CABLE_ARM_PLATE",
+    "CABLE_ARM_DENSITY",
+    "CABLE_ARM_CABLE_ANGLES",
 ]

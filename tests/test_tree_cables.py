@@ -1,0 +1,173 @@
+"""Cables through via points on a body tree (:class:`sorogym.models.Cable`): the actuation
+columns are ``-dL/dq`` by AD, the tensions pull only, the inputs sit between the rods' and
+the motors', a tension's generalized force is the via points' span forces mapped by their
+Jacobians, and bad cables name the cable and the field at construction. The named
+cable-driven arm is in ``test_tree_robots.py`` (contract identities, statics)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sorogym import robots
+from sorogym.models import BodyTree, Cable, Joint, RigidLink, RodBody
+from sorogym.models._tree_cables import cable_terms, via_points
+
+ARM = robots.TendonArm(segment_lengths=(0.05, 0.05), radius=0.006, tendon_angles_deg=(90.0, 270.0))
+
+
+def _mixed_tree(cables=None):
+    """A fixed slider link carrying a tendon arm with a rigid plate at its tip: rod inputs
+    (two tendons), one cable from the world through the slider and the arm's middle to the
+    plate, one motor on the slider."""
+    slider = RigidLink("slider", 0.2, inertia=np.eye(3) * 1e-3, joint=Joint.prismatic((0.0, 1.0, 0.0)))
+    arm = RodBody("arm", ARM.pcs(), parent="slider")
+    plate = RigidLink("plate", 0.01, inertia=np.eye(3) * 1e-5, parent="arm", at=0.1)
+    if cables is None:
+        cables = [
+            Cable(
+                [
+                    (None, None, (0.0, 0.02, -0.05)),
+                    ("slider", None, (0.0, 0.02, 0.0)),
+                    ("arm", 0.05, (0.0, 0.0, 0.012)),
+                    ("plate", None, (0.0, 0.0, 0.012)),
+                ],
+                name="flexor",
+            )
+        ]
+    return BodyTree([slider, arm, plate], motors=[("slider", 0)], cables=cables)
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return _mixed_tree()
+
+
+def _random_q(tree, seed=0, scale=3.0):
+    rng = np.random.default_rng(seed)
+    return tree.neutral_configuration() + scale * jnp.asarray(rng.uniform(-1, 1, tree.num_positions)) * 0.1
+
+
+def test_columns_are_minus_the_length_gradient_and_inputs_are_ordered(tree):
+    m_rod = ARM.num_tendons
+    assert tree.actuation.num_inputs == m_rod + 1 + 1
+    assert tree.actuation.cable_inputs == (m_rod,)
+    assert tree.actuation.motor_inputs == (m_rod + 1,)
+    for seed in range(3):
+        q = _random_q(tree, seed)
+        A = jax.jit(lambda q: tree.actuation.matrix(tree.actuation_context(q)))(q)
+        dL = jax.jacfwd(lambda q: cable_terms(tree, tree.cables, q)[0])(q)  # vector-space q: dq = dv
+        np.testing.assert_allclose(A[:, m_rod], -dL[0], atol=1e-12)
+        slider_dof = tree.actuation.motor_dofs[0]
+        assert A[slider_dof, m_rod + 1] == 1.0
+        # the tendons' columns do not change by adding the cable
+        plain = _mixed_tree(cables=())
+        A_plain = plain.actuation.matrix(plain.actuation_context(q))
+        np.testing.assert_allclose(A[:, :m_rod], A_plain[:, :m_rod], atol=1e-12)
+        np.testing.assert_allclose(A[:, m_rod + 1], A_plain[:, m_rod], atol=1e-12)
+
+
+def test_tension_is_the_span_forces_on_the_via_points(tree):
+    """tau = sum_i J_i^T f_i with f_i = T (e_next - e_prev) at every via point: each span
+    pulls its two ends together (equal and opposite forces between adjacent bodies)."""
+    q = _random_q(tree, 3)
+    T = 2.5
+    u = jnp.zeros(tree.actuation.num_inputs).at[tree.actuation.cable_inputs[0]].set(T)
+    ctx = tree.actuation_context(q)
+    tau = tree.actuation.force(ctx, tree.actuation.effort(u))
+    x, J = via_points(tree, tree.cables, q)
+    e = np.diff(np.asarray(x), axis=0)
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    f = np.zeros_like(np.asarray(x))
+    f[:-1] += T * e
+    f[1:] -= T * e
+    np.testing.assert_allclose(tau, np.einsum("pi,pin->n", f, np.asarray(J)), atol=1e-12)
+    assert np.allclose(J[0], 0.0)  # the world anchor does not move
+
+
+def test_cables_pull_only_and_report_their_lengths(tree):
+    ci = tree.actuation.cable_inputs[0]
+    u = jnp.zeros(tree.actuation.num_inputs).at[ci].set(-3.0)
+    assert tree.actuation.effort(u)[ci] == 0.0
+    q0 = tree.neutral_configuration()
+    ctx0 = tree.actuation_context(q0)
+    assert ctx0.cable_contraction[0] == pytest.approx(0.0, abs=1e-15)
+    x = np.asarray(via_points(tree, tree.cables, q0)[0])
+    expected = np.sum(np.linalg.norm(np.diff(x, axis=0), axis=1))
+    assert tree.cables.rest_lengths[0] == pytest.approx(expected)
+    q = _random_q(tree, 4)
+    ctx = tree.actuation_context(q)
+    np.testing.assert_allclose(ctx.cable_contraction, expected - ctx.cable_lengths, atol=1e-14)
+    with pytest.raises(TypeError, match="motors"):
+        tree.actuation.lengths(ctx)
+
+
+def test_with_params_keeps_the_cables(tree):
+    other = tree.with_params(tree.params)
+    assert other.cables == tree.cables
+    assert other.actuation.cable_inputs == tree.actuation.cable_inputs
+
+
+W0 = (None, None, (0, 0, 0))  # a world anchor at the origin
+
+
+@pytest.mark.parametrize(
+    ("cables", "match"),
+    [
+        ([Cable([W0], name="c")], "cable 'c': via: needs at least two"),
+        (
+            [Cable([W0, ("hand", None, (0, 0, 0))], name="c")],
+            "cable 'c': via\\[1\\]: no body named 'hand'",
+        ),
+        (
+            [Cable([W0, ("arm", 0.5, (0, 0, 0))], name="c")],
+            "cable 'c': via\\[1\\]: at 0.5 outside the rod",
+        ),
+        (
+            [Cable([W0, ("arm", 0.0, (0, 0))], name="c")],
+            "cable 'c': via\\[1\\]: point must be a finite \\(3,\\)",
+        ),
+        (
+            [Cable([W0, (None, None, (0, 0, 0))], name="c")],
+            "cable 'c': via\\[1\\]: repeats via point 0",
+        ),
+        (
+            [Cable([W0, ("slider", None, (0, 0, 0))], name="c")],
+            "cable 'c': via: a span has zero length",
+        ),
+        (
+            [Cable([W0, ("arm",)], name="c")],
+            "cable 'c': via\\[1\\]: expected \\(body, at, point\\)",
+        ),
+        (
+            [Cable([(None, None, (0, 0, 1)), ("arm", None, (0, 0, 0))], name="c")] * 2,
+            "cable 'c': name: duplicate",
+        ),
+        (["not a cable"], "cables\\[0\\]: expected a Cable"),
+    ],
+)
+def test_bad_cables_name_the_cable_and_field(cables, match):
+    with pytest.raises(ValueError, match=match):
+        _mixed_tree(cables)
+
+
+def test_cable_arm_bends_towards_the_pulled_cable():
+    """At rest, cable 0 (plate vertices at local (y, z) = (0, R)) pushes every section's
+    bending towards local +z (a negative generalized force on ``ky``, none on ``kz`` or
+    torsion) and shortens it; slack cables exert nothing; the dynamics stay finite."""
+    tree = robots.cable_driven_arm(num_sections=2, bending_order=0, gravity=(0.0, 0.0, 0.0))
+    q0 = tree.neutral_configuration()
+    force = jax.jit(lambda u: tree.generalized_force(q0, u))
+    tau = np.asarray(force(jnp.asarray([1.0, 0.0, 0.0])))
+    np.testing.assert_allclose(np.asarray(force(jnp.asarray([0.0, -1.0, -2.0]))), 0.0, atol=1e-15)
+    R = robots.CABLE_ARM_PLATE["circumradius"]
+    for k in range(2):
+        _, v_idx = tree.coordinate_slices(f"section{k}")
+        kx, ky, kz, sx = tau[v_idx]  # torsion, bending (order 0), elongation
+        length = float(tree.rod(f"section{k}").total_length)
+        # a straight cable parallel to the backbone: the moment T R over the section's length
+        np.testing.assert_allclose(ky, -R * length, rtol=1e-12)
+        assert abs(kz) < 1e-15 and abs(kx) < 1e-15
+        np.testing.assert_allclose(sx, -length, rtol=1e-12)  # the pull T shortens it
