@@ -295,11 +295,9 @@ def plot(result, out: Path, stem: str):
         for k, (T, sh) in enumerate(s["shapes"].items()):
             b = np.asarray(sh["backbone"])
             cables = np.asarray(sh["cables"])
-            # the view plane: world z and the bending direction
-            d = np.asarray(s["direction"], float)
-            angles = np.deg2rad(result["robot"]["cable_angles_deg"])
-            bend = np.array([np.sum(d * np.cos(angles)), np.sum(d * np.sin(angles))])
-            bend = bend / (np.linalg.norm(bend) + 1e-12)
+            # the view plane: world z and the horizontal direction of the most bent tip
+            tip = np.asarray(s["tip"][-1])[:2]
+            bend = tip / (np.linalg.norm(tip) + 1e-12)
             h = lambda p, bend=bend: p[..., 0] * bend[0] + p[..., 1] * bend[1]  # noqa: E731
             ax.plot(h(b), b[:, 2], color=f"C{k}", lw=2, label=f"{T} N")
             for c in cables:
