@@ -55,18 +55,21 @@ def test_columns_are_minus_the_length_gradient_and_inputs_are_ordered(tree):
     assert tree.actuation.num_inputs == m_rod + 1 + 1
     assert tree.actuation.cable_inputs == (m_rod,)
     assert tree.actuation.motor_inputs == (m_rod + 1,)
-    for seed in range(3):
-        q = _random_q(tree, seed)
-        A = jax.jit(lambda q: tree.actuation.matrix(tree.actuation_context(q)))(q)
+    plain = _mixed_tree(cables=())
+
+    @jax.jit
+    @jax.vmap
+    def columns(q):
+        A = tree.actuation.matrix(tree.actuation_context(q))
         dL = jax.jacfwd(lambda q: cable_terms(tree, tree.cables, q)[0])(q)  # vector-space q: dq = dv
-        np.testing.assert_allclose(A[:, m_rod], -dL[0], atol=1e-12)
-        slider_dof = tree.actuation.motor_dofs[0]
-        assert A[slider_dof, m_rod + 1] == 1.0
-        # the tendons' columns do not change by adding the cable
-        plain = _mixed_tree(cables=())
-        A_plain = plain.actuation.matrix(plain.actuation_context(q))
-        np.testing.assert_allclose(A[:, :m_rod], A_plain[:, :m_rod], atol=1e-12)
-        np.testing.assert_allclose(A[:, m_rod + 1], A_plain[:, m_rod], atol=1e-12)
+        return A, dL, plain.actuation.matrix(plain.actuation_context(q))
+
+    A, dL, A_plain = columns(jnp.stack([_random_q(tree, seed) for seed in range(3)]))
+    np.testing.assert_allclose(A[:, :, m_rod], -dL[:, 0], atol=1e-12)
+    assert np.all(A[:, tree.actuation.motor_dofs[0], m_rod + 1] == 1.0)
+    # the tendons' and the motor's columns do not change by adding the cable
+    np.testing.assert_allclose(A[:, :, :m_rod], A_plain[:, :, :m_rod], atol=1e-12)
+    np.testing.assert_allclose(A[:, :, m_rod + 1], A_plain[:, :, m_rod], atol=1e-12)
 
 
 def test_tension_is_the_span_forces_on_the_via_points(tree):
@@ -75,9 +78,9 @@ def test_tension_is_the_span_forces_on_the_via_points(tree):
     q = _random_q(tree, 3)
     T = 2.5
     u = jnp.zeros(tree.actuation.num_inputs).at[tree.actuation.cable_inputs[0]].set(T)
-    ctx = tree.actuation_context(q)
-    tau = tree.actuation.force(ctx, tree.actuation.effort(u))
-    x, J = via_points(tree, tree.cables, q)
+    tau, (x, J) = jax.jit(
+        lambda q, u: (tree.actuation.force(tree.actuation_context(q), u), via_points(tree, tree.cables, q))
+    )(q, u)
     e = np.diff(np.asarray(x), axis=0)
     e /= np.linalg.norm(e, axis=1, keepdims=True)
     f = np.zeros_like(np.asarray(x))
@@ -91,14 +94,12 @@ def test_cables_pull_only_and_report_their_lengths(tree):
     ci = tree.actuation.cable_inputs[0]
     u = jnp.zeros(tree.actuation.num_inputs).at[ci].set(-3.0)
     assert tree.actuation.effort(u)[ci] == 0.0
-    q0 = tree.neutral_configuration()
-    ctx0 = tree.actuation_context(q0)
+    context = jax.jit(lambda q: (tree.actuation_context(q), via_points(tree, tree.cables, q)[0]))
+    ctx0, x = context(tree.neutral_configuration())
     assert ctx0.cable_contraction[0] == pytest.approx(0.0, abs=1e-15)
-    x = np.asarray(via_points(tree, tree.cables, q0)[0])
-    expected = np.sum(np.linalg.norm(np.diff(x, axis=0), axis=1))
+    expected = np.sum(np.linalg.norm(np.diff(np.asarray(x), axis=0), axis=1))
     assert tree.cables.rest_lengths[0] == pytest.approx(expected)
-    q = _random_q(tree, 4)
-    ctx = tree.actuation_context(q)
+    ctx, _ = context(_random_q(tree, 4))
     np.testing.assert_allclose(ctx.cable_contraction, expected - ctx.cable_lengths, atol=1e-14)
     with pytest.raises(TypeError, match="motors"):
         tree.actuation.lengths(ctx)
