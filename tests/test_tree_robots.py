@@ -165,3 +165,11 @@ def test_bad_arguments_name_the_field():
         robots.two_arm_platform(base="wheels")
     with pytest.raises(ValueError, match="radius"):
         robots.TendonArm(radius=-0.01).pcs()
+    with pytest.raises(ValueError, match="plate_circumradius: 0.03 m must exceed the rod's radius"):
+        robots.cable_driven_arm(plate_circumradius=0.03)
+    with pytest.raises(ValueError, match="bending_order"):
+        robots.cable_driven_arm(bending_order=-1)
+    with pytest.raises(ValueError, match="num_sections"):
+        robots.cable_driven_arm(num_sections=0)
+    with pytest.raises(ValueError, match="mounting"):
+        robots.cable_driven_arm(mounting="sideways")
