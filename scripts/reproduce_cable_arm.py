@@ -28,7 +28,6 @@ Writes ``results/lie_group/cable_arm.{json,md}`` and ``cable_arm_shapes.png`` (F
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -41,7 +40,7 @@ import numpy as np  # noqa: E402
 
 import sorogym as sg  # noqa: E402
 from sorogym.models import static_equilibrium, static_residual  # noqa: E402
-from sorogym.provenance import rewrite_report, run_metadata, write_report  # noqa: E402
+from sorogym.provenance import reproduction_args, run_metadata, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,13 +188,9 @@ def structure_listing(tree: sg.BodyTree) -> list[str]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="two sections, bending order 0, a short sweep")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "lie_group")
-    ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
-    args = ap.parse_args(argv)
-    if args.replot:
-        rewrite_report(args.replot, args.out, markdown, plot)
+    smoke = "two sections, bending order 0, a short sweep"
+    args = reproduction_args(__doc__.splitlines()[0], argv, ROOT / "results" / "lie_group", smoke, markdown, plot)
+    if args is None:  # --replot: done
         return
     num_sections = 2 if args.smoke else 5
     orders = (0,) if args.smoke else BENDING_ORDERS

@@ -40,7 +40,6 @@ unloaded and most compressed shapes) and ``chiral_structure_kkt_sparsity.png`` (
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -53,7 +52,7 @@ import numpy as np  # noqa: E402
 
 import sorogym as sg  # noqa: E402
 from sorogym.models import static_residual  # noqa: E402
-from sorogym.provenance import rewrite_report, run_metadata, write_report  # noqa: E402
+from sorogym.provenance import reproduction_args, run_metadata, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -225,13 +224,9 @@ def rod_shapes(tree, q, points: int = 12) -> list:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="one ring of three rods, two torques, a few force steps")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "lie_group")
-    ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
-    args = ap.parse_args(argv)
-    if args.replot:
-        rewrite_report(args.replot, args.out, markdown, plot)
+    smoke = "one ring of three rods, two torques, a few force steps"
+    args = reproduction_args(__doc__.splitlines()[0], argv, ROOT / "results" / "lie_group", smoke, markdown, plot)
+    if args is None:  # --replot: done
         return
     tree, size = structure(args.smoke)
     solve = make_solver(tree)

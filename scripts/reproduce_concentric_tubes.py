@@ -36,7 +36,6 @@ time series and shapes).
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -50,7 +49,7 @@ import scipy.linalg  # noqa: E402
 import scipy.optimize  # noqa: E402
 
 import sorogym as sg  # noqa: E402
-from sorogym.provenance import rewrite_report, run_metadata, write_report  # noqa: E402
+from sorogym.provenance import reproduction_args, run_metadata, write_report  # noqa: E402
 from sorogym.testing import piecewise_arc_backbone, two_tube_torsion_branch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -255,13 +254,9 @@ def snap_in_time(model: sg.ConcentricTubeRobot, q_rest, rate: float, t_end: floa
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="one coarse discretisation, coarse steps, one short run")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "lie_group")
-    ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
-    args = ap.parse_args(argv)
-    if args.replot:
-        rewrite_report(args.replot, args.out, markdown, plot)
+    smoke = "one coarse discretisation, coarse steps, one short run"
+    args = reproduction_args(__doc__.splitlines()[0], argv, ROOT / "results" / "lie_group", smoke, markdown, plot)
+    if args is None:  # --replot: done
         return
     orders = ORDERS[1:2] if args.smoke else ORDERS
     branches = []

@@ -129,3 +129,25 @@ def rewrite_report(
     if plot is not None:
         plot(report, out, stem)
     return report
+
+
+def reproduction_args(
+    description: str,
+    argv,
+    default_out: Path,
+    smoke_help: str,
+    markdown: Callable[[dict], str],
+    plot: Callable[[dict, Path, str], None],
+) -> argparse.Namespace | None:
+    """Parse a reproduction script's ``--smoke``, ``--out`` and ``--replot REPORT``; with
+    ``--replot``, rewrite that report's table and figures (:func:`rewrite_report`) and
+    return ``None`` (the script has nothing left to do), else the parsed arguments."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--smoke", action="store_true", help=smoke_help)
+    ap.add_argument("--out", type=Path, default=default_out)
+    ap.add_argument("--replot", type=Path, help="a report JSON of this script: rewrite its table and figures only")
+    args = ap.parse_args(argv)
+    if args.replot:
+        rewrite_report(args.replot, args.out, markdown, plot)
+        return None
+    return args

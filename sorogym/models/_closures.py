@@ -125,6 +125,18 @@ def build_closures(tree, closures) -> ClosureSet:
     """The :class:`ClosureSet` of ``closures`` on ``tree`` (a body tree under construction,
     its bodies laid out), validated: errors name the closure and field, and closures that
     over-determine the structure are refused (:func:`check_rank`)."""
+    out = _describe(tuple(closures), tree.structure.names, site_lengths(tree))
+    if out.num_rows:
+        # jitted: eagerly, the kinematics of a many-segment tree dispatch (and compile) ~1000 ops
+        G = jax.jit(lambda q: closure_terms(tree, out, q)[1])(tree.neutral_configuration())
+        check_rank(out, G, tree.num_dofs)
+    return out
+
+
+def site_lengths(tree):
+    """``site_length(b)``: the length [m] of the rod of body ``b`` of a body tree under
+    construction (its bodies laid out), ``None`` for a rigid link: the range of a site's
+    abscissa, for validating closures and cables."""
     structure = tree.structure
 
     def site_length(b: int):
@@ -132,12 +144,7 @@ def build_closures(tree, closures) -> ClosureSet:
         group = structure.groups[g]
         return float(tree._rods[group.items[m]].total_length) if group.kind == "rod" else None
 
-    out = _describe(tuple(closures), structure.names, site_length)
-    if out.num_rows:
-        # jitted: eagerly, the kinematics of a many-segment tree dispatch (and compile) ~1000 ops
-        G = jax.jit(lambda q: closure_terms(tree, out, q)[1])(tree.neutral_configuration())
-        check_rank(out, G, tree.num_dofs)
-    return out
+    return site_length
 
 
 def check_frequency(value) -> float:

@@ -31,6 +31,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from ._closures import site_lengths
+
 
 @dataclasses.dataclass(eq=False)
 class Cable:
@@ -117,14 +119,7 @@ def build_cables(tree, cables) -> CableSet:
     """The :class:`CableSet` of ``cables`` on ``tree`` (a body tree under construction, its
     bodies laid out), validated, with the rest lengths at the neutral configuration; a
     cable whose span has zero length there is refused (its direction is undefined)."""
-    structure = tree.structure
-
-    def site_length(b: int):
-        g, m = structure.body_group[b]
-        group = structure.groups[g]
-        return float(tree._rods[group.items[m]].total_length) if group.kind == "rod" else None
-
-    out = describe_cables(tuple(cables), structure.names, site_length)
+    out = describe_cables(tuple(cables), tree.structure.names, site_lengths(tree))
     if not out.num_cables:
         return out
     # jitted: eagerly, the kinematics of a many-segment tree dispatch (and compile) many ops
