@@ -31,6 +31,9 @@ CATALOGUE: dict[str, CatalogueEntry] = {
     "ConicalArmReaching-v0": CatalogueEntry("sorogym.envs.conical_arm_reaching:ConicalArmReaching", 75),
     "ContactSafeReaching-v0": CatalogueEntry("sorogym.envs.contact_safe_reaching:ContactSafeReaching", 120),
     "InchwormCrawl-v0": CatalogueEntry("sorogym.envs.inchworm_crawl:InchwormCrawl", 200),
+    "ParallelPlatformTracking-v0": CatalogueEntry(
+        "sorogym.envs.parallel_platform_tracking:ParallelPlatformTracking", 200
+    ),
     "PoseTracking-v0": CatalogueEntry("sorogym.envs.pose_tracking:PoseTracking", 800),
     "PushToGoal-v0": CatalogueEntry("sorogym.envs.push_to_goal:PushToGoal", 160),
     "SoftPendulumSwingUp-v0": CatalogueEntry("sorogym.envs.soft_pendulum_swing_up:SoftPendulumSwingUp", 200),
