@@ -86,7 +86,8 @@ def test_randomized_parameters_reach_the_model():
         np.testing.assert_allclose(rod.shear_modulus, rod0.shear_modulus, rtol=1e-6)
     np.testing.assert_allclose(model.params.joint_stiffness, params.insertion_stiffness)
     mass = np.asarray(params.platform_mass / nominal.platform_mass)
-    np.testing.assert_allclose(model.params.link_inertia, env.model.params.link_inertia * mass[:, None, None], rtol=1e-6)
+    inertia = env.model.params.link_inertia * mass[:, None, None]
+    np.testing.assert_allclose(model.params.link_inertia, inertia, rtol=1e-6)
     # the drives' springs are in the stiffness matrix
     drives = [int(env.model.coordinate_slices(f"rod{k}")[1][0]) for k in range(3)]
     K = np.asarray(jax.jit(lambda m: m.stiffness_matrix())(model))
