@@ -13,6 +13,7 @@ ERROR_METRIC = {
     "TendonTracking-v0": "tracking_error",
     "StrainTracking-v0": "tracking_error",
     "PoseTracking-v0": "position_error",
+    "ParallelPlatformTracking-v0": "position_error",
     "SoftPendulumSwingUp-v0": "tip_height",
     "WrapAndHold-v0": "object_displacement",
 }
@@ -30,6 +31,7 @@ def format_error(row: dict, key: str = "error_mean") -> str:
 #: Further error metrics recorded per env (mean over steps and at the end).
 EXTRA_METRICS = {
     "PoseTracking-v0": ("orientation_error",),
+    "ParallelPlatformTracking-v0": ("orientation_error",),
     "SnakeToGoal-v0": ("speed", "power"),
     "SwimmerToGoal-v0": ("speed", "power"),
     "SnakeOnSlope-v0": ("speed", "power"),
