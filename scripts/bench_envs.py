@@ -452,6 +452,19 @@ def meta(mode, tag, notes):
     )
 
 
+def with_own_references(accuracy_ref: str, accuracy: dict) -> str:
+    """``accuracy_ref`` naming the envs checked against another reference than the run's
+    (``reference_solver = "fine_scheme"``: the env's own scheme at a finer step)."""
+    own = {
+        name: a["reference"]
+        for name, a in sorted(accuracy.items())
+        if not str(a.get("reference", "tsit5")).startswith("tsit5")
+    }
+    if not own:
+        return accuracy_ref
+    return accuracy_ref + "; " + ", ".join(f"{n}: its own scheme at a finer step ({ref})" for n, ref in own.items())
+
+
 def write_markdown(path, info, rows, accuracy_ref, episode="one episode"):
     dev = info["device"]
     where = (
@@ -538,7 +551,11 @@ def main(argv=None):
         if acc["reference_dt"]
         else f"float64 Tsit5, adaptive (rtol {acc['rtol']:g}, atol {acc['atol']:g})"
     )
-    episode = f"the first {acc['num_steps']} control steps of one episode" if "num_steps" in acc else "one episode"
+    episode = (
+        f"the first {acc['num_steps']} control steps of one episode"
+        if "num_steps" in acc
+        else "one episode (an env's accuracy_steps where it sets them)"
+    )
     notes = [
         "smoke run (every code path once at the tiniest sizes; not a benchmark)" if mode == "smoke" else None,
         f"throughput: T = max(8, ceil({env_steps} / num_envs)) control steps per jitted call; each repeat "
@@ -583,6 +600,7 @@ def main(argv=None):
             r[key] = accuracy.get(r["env"], {}).get(key)
         r["target"] = target_status(r)
 
+    accuracy_ref = with_own_references(accuracy_ref, accuracy)
     info["cpu_busy_other_before_timing"] = busy
     info["loadavg_end"] = list(os.getloadavg())
     info["total_wall_s"] = time.perf_counter() - t_start
