@@ -28,13 +28,15 @@ drive forces (two sinusoids per drive, ``reference_frequency``, amplitudes up to
 its time 0 and must follow its poses; replaying the recorded forces follows them exactly.
 
 * **Action** ``(3,)`` in [-1, 1]: drive forces ``u = max_force a`` [N] (15 N: 7.5 mm of
-  insertion against the drive's spring; the references need up to 11 N), held over the control period.
+  insertion against the drive's spring; the references need up to 11 N), held over the
+  control period.
 * **Observation** ``(99,)`` float32: the platform's pose error to the reference now and 1,
   5 and 10 periods ahead (``preview_steps``), each ``[(p_ref - p) / 10 mm, log(R_ref R^T) /
-  0.1 rad]`` (24); the platform's displacement from its rest pose ``/ 10 mm`` and rotation
-  ``log(R) / 0.1 rad`` (6); its twist ``[w / (1 rad/s), v / (0.1 m/s)]`` (6, world axes);
-  the drive forces ``u / max_force`` (3); ``q`` (30: insertions / 10 mm, strains) and
-  ``qd`` (30: insertion rates / (0.1 m/s), strain rates / 10).
+  0.1 rad]`` (24); the platform's position relative to ``OBSERVATION_ORIGIN`` (2.5 mm above
+  its frame on the straight robot) ``/ 10 mm`` and its rotation ``log(R) / 0.1 rad`` (6);
+  its twist ``[w / (1 rad/s), v / (0.1 m/s)]`` (6, world axes); the drive forces ``u /
+  max_force`` (3); ``q`` (30: insertions / 10 mm, strains) and ``qd`` (30: insertion rates
+  / (0.1 m/s), strain rates / 10).
 * **Reward** terms: ``tracking = -(|p_ref - p| / 10 mm + angle(R_ref R^T) / 0.1 rad) / 2``,
   ``success = [|p_ref - p| < position_tolerance and angle < orientation_tolerance]`` (1 mm,
   0.01 rad), ``effort = -mean(a^2)``; scales 1, 1, 0.01.
@@ -63,7 +65,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from sorogym.control import bounded_least_squares_step
+from sorogym.control import bounded_least_squares_step, pose_error
 from sorogym.env import EpisodeConfig, Expert, SoroEnv, StepOutputs, register
 from sorogym.lie import so3
 from sorogym.models import check_positive_fields, static_equilibrium
@@ -79,6 +81,12 @@ INSERTION_SCALE = 0.01  # m: insertion coordinates in the observation
 INSERTION_RATE_SCALE = 0.1  # m/s
 STRAIN_RATE_SCALE = 10.0  # 1/(m s)
 PLATFORM = "platform"
+#: the point [m] (world frame) the platform's position is observed from: the straight robot's
+#: platform frame (``z`` = the rod length) plus half the platform's thickness. The policies in
+#: ``results/parallel_platform_tracking`` were trained with this origin (moving it to the frame
+#: itself shifts one observation by 0.25 and costs brax PPO half its success); change it
+#: only with a retraining.
+OBSERVATION_ORIGIN = (0.0, 0.0, PARALLEL_ROBOT["rod_length"] + 0.5 * PARALLEL_ROBOT["platform_thickness"])
 
 _ROBOT_FIELDS = (
     "rod_segments",
@@ -160,16 +168,12 @@ class TrackingTask:
     forces: jax.Array  # (T + H, 3) the drive forces [N] that produced them
 
 
-def pose_error(reference, pose):
-    """``(dp (3,) [m], dR (3,) [rad])``: position error and ``log(R_ref R^T)`` (world frame)
-    of a ``(4, 4)`` pose to a reference pose."""
-    return reference[:3, 3] - pose[:3, 3], so3.log(reference[:3, :3] @ pose[:3, :3].T)
-
-
 def scaled_error(reference, pose):
-    """The pose error ``(6,)`` in observation units (10 mm, 0.1 rad)."""
-    dp, dr = pose_error(reference, pose)
-    return jnp.concatenate([dp / POSITION_SCALE, dr / ORIENTATION_SCALE])
+    """The pose error ``(6,)`` of a ``(4, 4)`` pose to a reference pose in observation units:
+    ``[(p_ref - p) / 10 mm, log(R_ref R^T) / 0.1 rad]`` (world frame;
+    :func:`sorogym.control.pose_error`)."""
+    e = pose_error(reference, pose)
+    return jnp.concatenate([e[3:] / POSITION_SCALE, e[:3] / ORIENTATION_SCALE])
 
 
 _REFERENCE_BANKS: dict = {}
@@ -318,7 +322,8 @@ class ParallelPlatformTracking(SoroEnv):
     # -- task -----------------------------------------------------------------------------
 
     def platform_pose(self, model, q):
-        """World pose ``(4, 4)`` of the platform (its centre, world-aligned at rest)."""
+        """World pose ``(4, 4)`` of the platform's frame (where the rods' tips meet it,
+        world-aligned at rest)."""
         return model.forward_kinematics(q, 0.0, body=PLATFORM)
 
     def tip_position(self, model, q):
@@ -355,8 +360,8 @@ class ParallelPlatformTracking(SoroEnv):
     def outputs(self, model, prev, ps, action) -> StepOutputs:
         c = self.config
         pose, J = model.pose_and_jacobian(ps.q, 0.0, body=PLATFORM)
-        dp, dr = pose_error(self.reference_pose(ps), pose)
-        position_error, angle = jnp.linalg.norm(dp), jnp.linalg.norm(dr)
+        e = pose_error(self.reference_pose(ps), pose)
+        position_error, angle = jnp.linalg.norm(e[3:]), jnp.linalg.norm(e[:3])
         terms = {
             "tracking": -0.5 * (position_error / POSITION_SCALE + angle / ORIENTATION_SCALE),
             "success": ((position_error < c.position_tolerance) & (angle < c.orientation_tolerance)).astype(ps.q.dtype),
@@ -368,7 +373,7 @@ class ParallelPlatformTracking(SoroEnv):
         obs = jnp.concatenate(
             [
                 *errors,
-                (pose[:3, 3] - self._home_position()) / POSITION_SCALE,
+                (pose[:3, 3] - jnp.asarray(OBSERVATION_ORIGIN, self.dtype)) / POSITION_SCALE,
                 so3.log(pose[:3, :3]) / ORIENTATION_SCALE,
                 twist[:3] / ANGULAR_RATE_SCALE,
                 twist[3:] / LINEAR_RATE_SCALE,
@@ -379,12 +384,6 @@ class ParallelPlatformTracking(SoroEnv):
         )
         metrics = {"position_error": position_error, "orientation_error": angle, "success": terms["success"]}
         return StepOutputs(obs, terms, metrics, info={})
-
-    def _home_position(self):
-        """The platform centre [m] of the straight, unloaded robot."""
-        return jnp.asarray(
-            [0.0, 0.0, PARALLEL_ROBOT["rod_length"] + 0.5 * PARALLEL_ROBOT["platform_thickness"]], self.dtype
-        )
 
     # -- reference bank -------------------------------------------------------------------
 
