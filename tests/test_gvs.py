@@ -380,3 +380,65 @@ def test_bad_spline_bases_name_the_field():
         sg.StrainBasis.bspline(None, {"kq": 4})
     with pytest.raises(ValueError, match="kind"):
         sg.StrainBasis.create(None, 2, kind="bspline")
+
+
+def test_rectangle_moments_meet_their_closed_forms():
+    """Area, second moments, the polar moment (mass) and Saint-Venant's torsion constant
+    (stiffness) of solid rectangles: a square's ``J_t = 0.1406 a^4`` (the series value
+    0.14058), a thin strip's ``w t^3 / 3 (1 - 0.63 t / w)``, either orientation alike."""
+    from sorogym.models._cross_section import rectangle_moments
+
+    mass, stiff = (
+        np.asarray(m) for m in rectangle_moments(jnp.asarray([2.0, 0.02, 1.0]), jnp.asarray([2.0, 1e-3, 20.0]))
+    )
+    w, t = np.array([2.0, 0.02, 1.0]), np.array([2.0, 1e-3, 20.0])
+    Iy, Iz = w * t**3 / 12, t * w**3 / 12
+    np.testing.assert_allclose(mass[:, 1:], np.stack([Iy, Iz, w * t, w * t, w * t], -1), rtol=1e-14)
+    np.testing.assert_allclose(stiff[:, 1:], mass[:, 1:], rtol=0)
+    np.testing.assert_allclose(mass[:, 0], Iy + Iz, rtol=1e-14)
+    np.testing.assert_allclose(stiff[0, 0], 0.14058 * 2.0**4, rtol=2e-3)
+    np.testing.assert_allclose(stiff[1, 0], 0.02 * 1e-9 / 3 * (1 - 0.63 * 0.05), rtol=1e-4)
+    np.testing.assert_allclose(stiff[2, 0], 20.0 * 1.0 / 3 * (1 - 0.63 * 0.05), rtol=1e-4)
+
+
+def test_rectangular_gvs_cantilever_meets_beam_theory():
+    """A leaf spring (20 mm x 1 mm, E 5 GPa) clamped at one end: tip deflections under small
+    tip forces are ``F L^3 / (3 E I)`` about either axis (``I = w t^3 / 12`` soft,
+    ``t w^3 / 12`` stiff), the tip twist under a torque ``M L / (G J_t)`` (exact: the load's
+    moments are linear in ``s``, inside the basis); the weight is ``rho w t L g`` and its
+    generalized force on the constant bending coordinate ``-rho w t g L^3 / 6``. Only one of
+    width and thickness, or a non-positive one, is named at construction."""
+    L, w, t, E, nu, rho = 0.05, 0.02, 1e-3, 5e9, 0.35, 1300.0
+    params = sg.GVSParams.create(
+        length=[L],
+        radius=t / 2,
+        density=rho,
+        young_modulus=E,
+        poisson_ratio=nu,
+        width=w,
+        thickness=t,
+        mounting="horizontal",
+        dtype=jnp.float64,
+    )
+    rod = sg.GVS(params, sg.StrainBasis.create(("kx", "ky", "kz", "sx"), {"ky": 1, "kz": 1}))
+    q0 = rod.neutral_configuration()
+    K, J, grav = jax.jit(lambda m: (m.stiffness_matrix(), m.jacobian(q0, L), m.gravitational_force(q0)))(rod)
+    K, J = np.asarray(K), np.asarray(J)  # J: world-frame [angular; linear] rows
+
+    def response(wrench):
+        return J @ np.linalg.solve(K, J.T @ wrench)
+
+    G = E / (2 * (1 + nu))
+    Jt = w * t**3 * (1 / 3 - 0.21 * (t / w) * (1 - (t / w) ** 4 / 12))
+    np.testing.assert_allclose(
+        response(np.r_[0, 0, 0, 0, 0, 1e-3])[5], 1e-3 * L**3 / (3 * E * w * t**3 / 12), rtol=1e-10
+    )
+    np.testing.assert_allclose(
+        response(np.r_[0, 0, 0, 0, 1e-3, 0])[4], 1e-3 * L**3 / (3 * E * t * w**3 / 12), rtol=1e-10
+    )
+    np.testing.assert_allclose(response(np.r_[1e-3, 0, 0, 0, 0, 0])[0], 1e-3 * L / (G * Jt), rtol=1e-10)
+    np.testing.assert_allclose(float(grav[1]), -rho * w * t * 9.81 * L**3 / 6, rtol=1e-10)
+    with pytest.raises(ValueError, match="thickness"):
+        sg.GVSParams.create(length=[L], radius=t, density=rho, young_modulus=E, width=w)
+    with pytest.raises(ValueError, match="width"):
+        sg.GVSParams.create(length=[L], radius=t, density=rho, young_modulus=E, width=-w, thickness=t)

@@ -1,13 +1,16 @@
 """The Lie-group framework reproductions (``scripts/reproduce_tapered_rod.py``,
 ``scripts/reproduce_free_oscillation.py``, ``scripts/reproduce_chiral_structure.py``,
-``scripts/reproduce_concentric_tubes.py``, ``scripts/reproduce_cable_arm.py``) in smoke mode, checked against physical
+``scripts/reproduce_concentric_tubes.py``, ``scripts/reproduce_cable_arm.py``,
+``scripts/reproduce_finger.py``) in smoke mode, checked against physical
 expectations: the default B-spline basis within 2e-5 of the length of the independent
 Cosserat shooting reference, Newton converging to a residual of 1e-12; the variational
 scheme's energy error far below the trapezoidal scheme's on the released rod; the chiral
 structure's small-load shortening and twist on their closed forms, and a larger initial
 torque making it more compliant; the concentric tubes' S-curve on its analytical arcs and
 their snap at the torsion-only model's fold; the cable-driven arm's small-load tip rotation
-on the linear Galerkin closed form, and its bending growing with the cables' tension."""
+on the linear Galerkin closed form, and its bending growing with the cables' tension; the
+finger's small-load joint turn on the cable's moment-arm closed form, and its flexion
+growing with the flexor's tension."""
 
 from __future__ import annotations
 
@@ -108,3 +111,24 @@ def test_cable_arm_smoke_meets_the_galerkin_closed_form_and_bends_with_tension(t
     tip = np.asarray(one["tip"][-1])
     assert tip[0] > 0.1 and abs(tip[1]) < 1e-9  # cable 0's side of the hanging arm: world +x
     assert (tmp_path / "cable_arm_smoke_shapes.png").is_file()
+
+
+def test_finger_smoke_meets_the_moment_arm_closed_form_and_flexes_with_tension(tmp_path):
+    """One soft joint of one link: under 1 mN of flexor tension the straight joint turns by
+    ``T d l / (E I)`` to the geometric nonlinearity; the curled one by the closed form on the
+    B-spline's geometry to the one-link approximation of its natural shape (a circular arc,
+    within 1.5 % of the joint's length of the spline). Under rising tension every equilibrium
+    converges, the joint flexes further, the flexor contracts and the fingertip drops."""
+    run_smoke("reproduce_finger", "--out", str(tmp_path))
+    result = json.loads((tmp_path / "finger_smoke.json").read_text())
+    straight, curled = result["small_load_check"]
+    assert straight["rel_error"] < 1e-4
+    assert curled["rel_error"] < 0.05
+    assert all(r["max_distance"] < 0.015 * r["length"] for r in result["natural_shapes"])
+    for sweep in result["sweeps"]:
+        assert all(sweep["converged"])
+        assert np.all(np.diff(np.asarray(sweep["flexion"])[:, 0]) > 0)
+        assert np.all(np.diff(sweep["contraction"]) > 0)
+        assert np.all(np.diff(np.asarray(sweep["tip"])[:, 1]) < 0)
+    for figure in ("shapes", "tip_trajectories"):
+        assert (tmp_path / f"finger_smoke_{figure}.png").is_file()

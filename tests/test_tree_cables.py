@@ -172,3 +172,98 @@ def test_cable_arm_bends_towards_the_pulled_cable():
         np.testing.assert_allclose(ky, -R * length, rtol=1e-12)
         assert abs(kz) < 1e-15 and abs(kx) < 1e-15
         np.testing.assert_allclose(sx, -length, rtol=1e-12)  # the pull T shortens it
+
+
+@pytest.fixture(scope="module")
+def finger():
+    """The Table 9 finger with a curled, a straight and a curled joint, no gravity."""
+    return robots.cable_driven_finger((2, 1, 2), gravity=(0.0, 0.0, 0.0), dtype=jnp.float64)
+
+
+def test_finger_joints_rest_on_their_b_spline_natural_shapes(finger):
+    """At rest each soft joint follows its five-point cubic B-spline: its end frame turns by
+    the spline's end tangent exactly (the links' rest curvatures carry each span's exact
+    turn) and its centreline stays within 0.3 % of the joint's length of the curve (four
+    links of constant rest curvature); a bone starts where its joint ends."""
+    from scipy.interpolate import BSpline
+
+    q0 = finger.neutral_configuration()
+    poses = np.asarray(jax.jit(lambda q: finger.body_poses(q))(q0))
+    control = np.asarray(robots.FINGER_JOINT_SHAPES[2])
+    spline = BSpline(np.r_[0, 0, 0, 0, 0.5, 1, 1, 1, 1], control, 3)
+    u = np.linspace(0.0, 1.0, 20001)
+    curve = spline(u)
+    arc = np.r_[0.0, np.cumsum(np.linalg.norm(np.diff(curve, axis=0), axis=1))]
+    s = np.linspace(0.0, arc[-1], 41)
+    points = np.asarray(jax.jit(lambda q: finger.backbone_positions(q, s, body="joint0"))(q0))
+    expected = np.stack([np.interp(s, arc, curve[:, 0]), np.interp(s, arc, curve[:, 1])], axis=-1)
+    assert np.max(np.linalg.norm(points[:, [0, 2]] - expected, axis=1)) < 3e-3 * arc[-1]
+    assert np.max(np.abs(points[:, 1])) < 1e-15
+    end = spline.derivative()(1.0)
+    bone0 = poses[finger.body_index("bone0")]
+    np.testing.assert_allclose(bone0[[0, 2], 0], end / np.linalg.norm(end), atol=1e-12)
+    np.testing.assert_allclose(bone0[:3, 3], points[-1], atol=1e-8)  # node frames vs a partial Magnus step
+
+
+def test_finger_small_tension_bends_each_joint_by_its_cable_moment(finger):
+    """Linear response ``K dq = tau(u)`` at rest (no gravity): a cable's straight chord
+    across joint ``k`` loads every point of it with the moment ``T h(s)``, ``h`` the
+    distance from the point to the chord, so the tip turns by
+    ``sum_k int T h(s) / (E I) ds`` with ``I = w t^3 / 12`` (exact for the rotation: the
+    constant is in every link's basis); on a straight joint ``h`` is the cable offset.
+    The flexor turns the finger towards the palm, the extensor back."""
+    q0 = finger.neutral_configuration()
+    K, tau_f, tau_e, J, poses = jax.jit(
+        lambda q: (
+            finger.stiffness_matrix(),
+            finger.generalized_force(q, jnp.asarray([1.0, 0.0])),
+            finger.generalized_force(q, jnp.asarray([0.0, 1.0])),
+            finger.jacobian(q),
+            finger.body_poses(q),
+        )
+    )(q0)
+    joint = robots.FINGER_JOINT
+    EI = joint["young_modulus"] * joint["width"] * joint["thickness"] ** 3 / 12.0
+    d = robots.FINGER_CABLE_OFFSET
+    poses = np.asarray(poses)
+    x, w = np.polynomial.legendre.leggauss(12)
+    predicted = {-1.0: 0.0, 1.0: 0.0}
+    for k in range(3):
+        rod = finger.rod(f"joint{k}")
+        L = float(rod.total_length)
+        links = rod.num_segments
+        s = np.concatenate([(i + 0.5 * (x + 1.0)) * L / links for i in range(links)])
+        ws = np.tile(0.5 * w * L / links, links)
+        points = np.asarray(finger.backbone_positions(q0, s, body=f"joint{k}"))
+        parent = np.eye(4) if k == 0 else poses[finger.body_index(f"bone{k - 1}")]
+        child = poses[finger.body_index(f"bone{k}")]
+        length = 0.0 if k == 0 else robots.FINGER_BONE_LENGTHS[k - 1]
+        for side in (-1.0, 1.0):
+            a = (parent @ np.r_[length, 0.0, side * d, 1.0])[:3]
+            b = (child @ np.r_[0.0, 0.0, side * d, 1.0])[:3]
+            e = (b - a) / np.linalg.norm(b - a)
+            r = points - a
+            h = r[:, 2] * e[0] - r[:, 0] * e[2]  # moment arm: positive above the chord (it flexes)
+            predicted[side] += float(ws @ h) / EI
+            if k == 1:  # the straight joint: h is the offset itself
+                np.testing.assert_allclose(float(ws @ h), -side * d * L, rtol=1e-12)
+    for side, tau in ((-1.0, tau_f), (1.0, tau_e)):
+        turn = float((np.asarray(J) @ np.linalg.solve(np.asarray(K), np.asarray(tau)))[1])
+        np.testing.assert_allclose(turn, predicted[side], rtol=1e-9)
+    assert predicted[-1.0] > 0 > predicted[1.0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(joint_shapes=(1, 3), bone_lengths=(0.04, 0.02)), r"joint_shapes\[1\]"),
+        (dict(joint_shapes=(((0, 0), (1, 0), (2, 0), (3, 0)),), bone_lengths=(0.04,)), "joint_shapes"),
+        (dict(bone_lengths=(0.04, 0.02)), "bone_lengths"),
+        (dict(cable_offset=0.007), "cable_offset"),
+        (dict(links_per_joint=0), "links_per_joint"),
+        (dict(thickness=0.0), "thickness"),
+    ],
+)
+def test_bad_finger_settings_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        robots.cable_driven_finger(**kwargs)

@@ -9,9 +9,10 @@ partial, Magnus step from the node before it. M, C qd and G are Gauss-Legendre s
 each link's Gauss points, as in PCS (:mod:`sorogym.models._rod`).
 
 Cross-sections are solid circles whose radius varies linearly from ``radius`` at the link's
-base to ``tip_radius`` at its tip (conical links). Per unit length the mass matrix is
+base to ``tip_radius`` at its tip (conical links), or solid rectangles constant along a link
+(``GVSParams.rectangle``: leaf springs, flexure joints). Per unit length the mass matrix is
 ``rho diag(J, I, I, A, A, A)``, the Hookean stiffness ``diag(G J, E I, E I, E A, G A, G A)``
-and the damping ``eta diag(J, 3 I, 3 I, 3 A, A, A)`` at the local radius (the PCS
+and the damping ``eta diag(J, 3 I, 3 I, 3 A, A, A)`` at the local section (the PCS
 conventions), so ``K(q) = S q`` with ``S = sum_i L_i int B_i^T Sigma B_i dX`` and ``D``
 constant.
 
@@ -36,7 +37,7 @@ from ..actuation import Actuation, GeneralizedActuation, RodContext
 from . import _gvs_kernel as gvs_kernel
 from . import _pcs_kernel as kernel
 from ._base import DynamicalTerms
-from ._cross_section import VISCOUS_FACTORS, elastic_moduli, section_moments
+from ._cross_section import VISCOUS_FACTORS, elastic_moduli, rectangle_moments, section_moments
 from ._gvs_basis import MAGNUS_NODES, StrainBasis, link_nodes, pad_rule
 from ._params import RodParams, check_field, check_shape, per_segment
 from ._rod import QuadratureRod
@@ -45,10 +46,16 @@ from ._rod_ops import SpatialOps, prefix_sum
 
 class GVSParams(eqx.Module):
     """Parameters of an N-link GVS rod: the fields of a spatial :class:`RodParams` (with
-    ``radius`` the radius at each link's base) plus ``tip_radius`` ``(N,)`` [m]."""
+    ``radius`` the radius at each link's base) plus ``tip_radius`` ``(N,)`` [m], and
+    optionally ``rectangle`` ``(N, 2)`` [m]: the width (along the section's local y) and
+    thickness (along local z) of solid rectangular sections, constant along each link, which
+    then replace the circles in the mass, stiffness, damping and weight
+    (:func:`~sorogym.models._cross_section.rectangle_moments`); ``radius`` and
+    ``tip_radius`` remain the radii that contact, line loads and drawing see."""
 
     rod: RodParams
     tip_radius: Float[Array, " N"]
+    rectangle: Float[Array, "N 2"] | None = None
 
     @classmethod
     def create(
@@ -58,23 +65,32 @@ class GVSParams(eqx.Module):
         density: ArrayLike,
         young_modulus: ArrayLike,
         tip_radius: ArrayLike | None = None,
+        width: ArrayLike | None = None,
+        thickness: ArrayLike | None = None,
         **rod_fields,
     ) -> GVSParams:
-        """Validated parameters; ``tip_radius`` defaults to ``radius`` (cylindrical links)
-        and ``rod_fields`` are the remaining arguments of :meth:`RodParams.create`
-        (``shear_modulus`` or ``poisson_ratio``, ``damping``, ``reference_strain``,
-        ``gravity``, ``mounting``, ``base_rotation``, ``base_position``, ``dtype``)."""
+        """Validated parameters; ``tip_radius`` defaults to ``radius`` (cylindrical links);
+        ``width`` and ``thickness`` (scalars or ``(N,)`` [m], both or neither) make the
+        sections rectangular; ``rod_fields`` are the remaining arguments of
+        :meth:`RodParams.create` (``shear_modulus`` or ``poisson_ratio``, ``damping``,
+        ``reference_strain``, ``gravity``, ``mounting``, ``base_rotation``,
+        ``base_position``, ``dtype``)."""
         if rod_fields.pop("planar", False):
             raise ValueError("planar: GVS links are spatial")
         rod = RodParams.create(
             length=length, radius=radius, density=density, young_modulus=young_modulus, planar=False, **rod_fields
         )
-        tip = (
-            rod.radius
-            if tip_radius is None
-            else per_segment("tip_radius", tip_radius, rod.num_segments, rod.length.dtype)
-        )
-        params = cls(rod, tip)
+        N, dtype = rod.num_segments, rod.length.dtype
+        tip = rod.radius if tip_radius is None else per_segment("tip_radius", tip_radius, N, dtype)
+        if (width is None) != (thickness is None):
+            missing = "thickness" if thickness is None else "width"
+            raise ValueError(f"{missing}: a rectangular section needs both width and thickness")
+        rectangle = None
+        if width is not None:
+            rectangle = jnp.stack(
+                [per_segment("width", width, N, dtype), per_segment("thickness", thickness, N, dtype)], axis=-1
+            )
+        params = cls(rod, tip, rectangle)
         params.validate()
         return params
 
@@ -92,12 +108,18 @@ class GVSParams(eqx.Module):
         self.rod.validate(planar=False)
         check_shape("tip_radius", self.tip_radius, (self.rod.num_segments,))
         check_field("tip_radius", self.tip_radius, positive=True)
+        if self.rectangle is not None:
+            check_shape("rectangle", self.rectangle, (self.rod.num_segments, 2))
+            check_field("width", self.rectangle[:, 0], positive=True)
+            check_field("thickness", self.rectangle[:, 1], positive=True)
 
     def replace(self, **fields) -> GVSParams:
         """Copy with some fields replaced (same shapes keep compiled functions valid)."""
         tip = fields.pop("tip_radius", None)
         tip = self.tip_radius if tip is None else jnp.asarray(tip, self.tip_radius.dtype)
-        return type(self)(self.rod.replace(**fields) if fields else self.rod, tip)
+        rectangle = fields.pop("rectangle", None)
+        rectangle = self.rectangle if rectangle is None else jnp.asarray(rectangle, self.tip_radius.dtype)
+        return type(self)(self.rod.replace(**fields) if fields else self.rod, tip, rectangle)
 
     @property
     def num_segments(self) -> int:
@@ -196,11 +218,15 @@ class GVS(QuadratureRod):
         seg = np.repeat(np.arange(N), Q)
         r0, r1 = params.radius[:, None], params.tip_radius[:, None]
         radius = (r0 + (r1 - r0) * self._quad_x).reshape(-1)  # (P,)
-        moments = section_moments(radius, planar=False)  # (P, 6)
+        if params.rectangle is None:
+            mass_moments = moments = section_moments(radius, planar=False)  # (P, 6)
+        else:
+            mass_moments, moments = rectangle_moments(params.rectangle[seg, 0], params.rectangle[seg, 1])
         rho = params.density[seg]
-        self._quad_mass = (w[:, None] * rho[:, None] * moments).T
-        self._quad_weight_force = params.gravity[:, None] * (w * rho * jnp.pi * radius**2)[None, :]
-        self._quad_length, self._quad_radius, self._quad_line_density = w, radius, rho * jnp.pi * radius**2
+        self._quad_mass = (w[:, None] * rho[:, None] * mass_moments).T
+        line_density = rho * mass_moments[:, 3]
+        self._quad_weight_force = params.gravity[:, None] * (w * line_density)[None, :]
+        self._quad_length, self._quad_radius, self._quad_line_density = w, radius, line_density
         modulus = elastic_moduli(params.young_modulus[seg], params.shear_modulus[seg], planar=False)
         stiff = w[:, None] * modulus * moments  # (P, 6)
         if params.damping.ndim == 2:  # per-strain coefficients per unit length

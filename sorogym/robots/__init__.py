@@ -18,7 +18,9 @@
   and a rigid platform, a closed chain (:class:`~sorogym.models.LoopClosure`); the
   :func:`chiral_structure`: rings of soft rods clamped between stacked floating plates.
 * The :func:`cable_driven_arm` (Table 6 of the Lie-group framework): a tapered GVS rod cut by
-  rigid triangular plates, three :class:`~sorogym.models.Cable` tendons through their vertices.
+  rigid triangular plates, three :class:`~sorogym.models.Cable` tendons through their vertices;
+  the :func:`cable_driven_finger` (Table 9): rigid bones joined by leaf-spring GVS joints of
+  rectangular section whose natural shape is a cubic B-spline, a flexor and an extensor cable.
 * The three-tube :func:`concentric_tube_robot` (:data:`CONCENTRIC_TUBES`, Table 7 of the
   Lie-group framework): precurved tubes nested on one centreline.
 * The soft :func:`snake` (:class:`SnakeBody`) and :func:`crawler` (:class:`CrawlerBody`):
@@ -97,7 +99,15 @@ from ._lie_group_composites import (
     CABLE_ARM_DENSITY,
     CABLE_ARM_PLATE,
     CABLE_ARM_ROD,
+    FINGER_BONE_DENSITY,
+    FINGER_BONE_LENGTHS,
+    FINGER_BONE_SECTION,
+    FINGER_CABLE_OFFSET,
+    FINGER_JOINT,
+    FINGER_JOINT_SHAPES,
     cable_driven_arm,
+    cable_driven_finger,
+    joint_natural_shape,
     triangle_plate_inertia,
 )
 from ._parallel import CHIRAL_STRUCTURE, PARALLEL_ROBOT, chiral_structure, parallel_continuum_robot
@@ -198,4 +208,12 @@ __all__ = [
     "CABLE_ARM_PLATE",
     "CABLE_ARM_DENSITY",
     "CABLE_ARM_CABLE_ANGLES",
+    "cable_driven_finger",
+    "joint_natural_shape",
+    "FINGER_JOINT",
+    "FINGER_JOINT_SHAPES",
+    "FINGER_BONE_LENGTHS",
+    "FINGER_BONE_SECTION",
+    "FINGER_BONE_DENSITY",
+    "FINGER_CABLE_OFFSET",
 ]
