@@ -224,8 +224,12 @@ class GVS(QuadratureRod):
             mass_moments, moments = rectangle_moments(params.rectangle[seg, 0], params.rectangle[seg, 1])
         rho = params.density[seg]
         self._quad_mass = (w[:, None] * rho[:, None] * mass_moments).T
-        line_density = rho * mass_moments[:, 3]
-        self._quad_weight_force = params.gravity[:, None] * (w * line_density)[None, :]
+        if params.rectangle is None:
+            self._quad_weight_force = params.gravity[:, None] * (w * rho * jnp.pi * radius**2)[None, :]
+            line_density = rho * jnp.pi * radius**2
+        else:
+            line_density = rho * mass_moments[:, 3]
+            self._quad_weight_force = params.gravity[:, None] * (w * line_density)[None, :]
         self._quad_length, self._quad_radius, self._quad_line_density = w, radius, line_density
         modulus = elastic_moduli(params.young_modulus[seg], params.shear_modulus[seg], planar=False)
         stiff = w[:, None] * modulus * moments  # (P, 6)
