@@ -13,6 +13,10 @@ the scripts' smoke runs: a program with a host callback is never stored in the p
 cache, so with the default every solve recompiled on every run; a failed check still fails
 its test, as a non-finite result.
 
+``SOROGYM_TEST_DURATIONS=<file>`` appends every test phase of 0.5 s or more (seconds, phase,
+test id) to that file as it finishes (from the xdist controller: a run that is stopped early
+still leaves its profile).
+
 XLA's CPU compiler is run with a single code-generation thread: with parallel codegen,
 long test sessions (hundreds of compilations) crashed inside XLA compilation a few times on
 jaxlib 0.10.2. Must be set before JAX initialises its backend.
@@ -89,6 +93,13 @@ def pytest_configure(config):
             f"oracle packages not installed: {', '.join(missing)}; SOROGYM_REQUIRE_ORACLES is set, so their "
             "comparisons may not skip (install them: pip install -c constraints.txt -e '.[dev]')"
         )
+
+
+def pytest_runtest_logreport(report):
+    path = os.environ.get("SOROGYM_TEST_DURATIONS")
+    if path and "PYTEST_XDIST_WORKER" not in os.environ and report.duration >= 0.5:
+        with open(path, "a") as f:
+            f.write(f"{report.duration:.2f}\t{report.when}\t{report.nodeid}\n")
 
 
 def pytest_terminal_summary(terminalreporter):
