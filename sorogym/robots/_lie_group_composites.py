@@ -34,6 +34,12 @@ CABLE_ARM_DENSITY = 1070.0  # kg/m^3
 CABLE_ARM_CABLE_ANGLES = (90.0, 210.0, 330.0)
 
 
+def _bending_order(value) -> int:
+    if not (isinstance(value, (int, np.integer)) and value >= 0):
+        raise ValueError(f"bending_order: must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
 def triangle_plate_inertia(mass: float, circumradius: float, thickness: float) -> np.ndarray:
     """``(3, 3)`` inertia [kg m^2] of a uniform equilateral triangular plate about its
     centroid, its normal along local x: ``m R^2 / 4`` about the normal and ``m R^2 / 8``
@@ -91,9 +97,7 @@ def cable_driven_arm(
         raise ValueError(f"plate_circumradius: {R_plate} m must exceed the rod's radius {max(r0, r1)} m (cable holes)")
     if mounting not in MOUNTING_ROTATIONS:
         raise ValueError(f"mounting: unknown {mounting!r}; use one of {tuple(MOUNTING_ROTATIONS)}")
-    if not (isinstance(bending_order, (int, np.integer)) and bending_order >= 0):
-        raise ValueError(f"bending_order: must be an integer >= 0, got {bending_order!r}")
-    order = int(bending_order)
+    order = _bending_order(bending_order)
     basis = StrainBasis.create(("kx", "ky", "kz", "sx"), {"ky": order, "kz": order})
     ell = L / n_sections
     radii = r0 + (r1 - r0) * np.arange(n_sections + 1) / n_sections
@@ -216,8 +220,8 @@ def cable_driven_finger(
     :data:`FINGER_JOINT_SHAPES` (1 straight, 2 curled) or five ``(x, z)`` control points [m].
     A joint is ``links_per_joint`` links of equal arc length, each with the rest curvature
     of its span of the spline, bending in both directions with polynomials of
-    ``bending_order`` and constant torsion (``n = links_per_joint (bending_order + 2 +
-    bending_order)`` per joint; the leaf is inextensible and unsheared). Each bone is a
+    ``bending_order`` and constant torsion (``n = links_per_joint (2 bending_order + 3)``
+    per joint; the leaf is inextensible and unsheared). Each bone is a
     rigid box (:data:`FINGER_BONE_SECTION`, :data:`FINGER_BONE_DENSITY`) of
     ``bone_lengths`` [m] starting at its joint's end, along the joint's end tangent; the
     next joint starts at the bone's far end.
@@ -243,18 +247,16 @@ def cable_driven_finger(
             f"half height {0.5 * bone_height} m (the cable runs through the bones)"
         )
     links = _count("links_per_joint", links_per_joint)
-    if not (isinstance(bending_order, (int, np.integer)) and bending_order >= 0):
-        raise ValueError(f"bending_order: must be an integer >= 0, got {bending_order!r}")
-    order = int(bending_order)
+    order = _bending_order(bending_order)
     basis = StrainBasis.create(("kx", "ky", "kz"), {"ky": order, "kz": order})
     bodies = []
     for k, shape in enumerate(shapes):
-        if not isinstance(shape, (tuple, list, np.ndarray)) and shape not in FINGER_JOINT_SHAPES:
+        points = shape if isinstance(shape, (tuple, list, np.ndarray)) else FINGER_JOINT_SHAPES.get(shape)
+        if points is None:
             raise ValueError(
                 f"joint_shapes[{k}]: unknown shape {shape!r}; use one of {tuple(FINGER_JOINT_SHAPES)} or five "
                 "(x, z) control points"
             )
-        points = FINGER_JOINT_SHAPES[shape] if not isinstance(shape, (tuple, list, np.ndarray)) else shape
         natural = joint_natural_shape(points, links)
         reference = np.zeros((links, 6))
         reference[:, 1], reference[:, 3] = natural["curvature"], 1.0
