@@ -5,7 +5,12 @@ a persistent compilation cache; process hygiene for long-lived xdist workers
 The persistent JAX compilation cache lives outside the checkout (default
 ``~/.cache/sorogym/jax-tests``, or ``$SOROGYM_TEST_JAX_CACHE``; set it to an empty string to
 disable), so repeated runs on one machine, clean checkouts included, skip recompiling
-unchanged functions. It is capped at 2 GiB (least recently used entries go first).
+unchanged functions. It is capped at 2 GiB (least recently used entries go first). JAX's
+capped cache keeps an access-time file beside every entry and cannot store a new entry
+while any entry lacks one (its size scan stops at the missing file, and the program is
+silently not written); a process that used the same directory without the cap (a script
+run by hand with ``JAX_COMPILATION_CACHE_DIR`` set) leaves such entries, so the session
+gives them access times before the workers start.
 
 Equinox's runtime checks (the non-convergence errors of diffrax, optimistix and
 ``static_equilibrium``) report through NaN (``EQX_ON_ERROR=nan``, unless set otherwise) as in
@@ -15,7 +20,10 @@ its test, as a non-finite result.
 
 ``SOROGYM_TEST_DURATIONS=<file>`` appends every test phase of 0.5 s or more (seconds, phase,
 test id) to that file as it finishes (from the xdist controller: a run that is stopped early
-still leaves its profile).
+still leaves its profile). ``SOROGYM_TEST_COMPILES=<file>`` appends, per test, the XLA
+compilations it caused (cache loads included) and how many of them were single operations
+run eagerly (a model evaluated outside ``jit`` compiles one program per operation: tens of
+seconds for a tree's kinematics); tab-separated: total, eager, test id.
 
 XLA's CPU compiler is run with a single code-generation thread: with parallel codegen,
 long test sessions (hundreds of compilations) crashed inside XLA compilation a few times on
@@ -43,7 +51,9 @@ if _CACHE_DIR:
 
 
 import gc  # noqa: E402
+import logging  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -77,6 +87,45 @@ def _release_compiled_code_before_the_map_limit():
         gc.collect()
 
 
+class _CompileCounter(logging.Handler):
+    """Counts JAX's "Finished XLA compilation of jit(<name>)" log records."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: list[str] = []
+
+    def emit(self, record):
+        message = record.getMessage()
+        if message.startswith("Finished XLA compilation of jit("):
+            self.names.append(message[len("Finished XLA compilation of jit(") :].split(")", 1)[0])
+
+
+_COMPILES_PATH = os.environ.get("SOROGYM_TEST_COMPILES")
+_COMPILE_COUNTER = None
+if _COMPILES_PATH:
+    _COMPILE_COUNTER = _CompileCounter()
+    logging.getLogger("jax").addHandler(_COMPILE_COUNTER)
+    jax.config.update("jax_log_compiles", True)
+
+
+@pytest.fixture(autouse=True)
+def _count_compilations(request):
+    """``SOROGYM_TEST_COMPILES`` (module docstring): one line per test."""
+    if _COMPILE_COUNTER is None:
+        yield
+        return
+    import jax.extend.core.primitives as primitives
+    import jax.numpy as jnp
+
+    _COMPILE_COUNTER.names.clear()
+    yield
+    ops = {getattr(primitives, a).name for a in dir(primitives) if a.endswith("_p")}
+    names = _COMPILE_COUNTER.names
+    eager = sum(1 for n in names if n in ops or hasattr(jnp, n))
+    with open(_COMPILES_PATH, "a") as f:
+        f.write(f"{len(names)}\t{eager}\t{request.node.nodeid}\n")
+
+
 @pytest.fixture(autouse=True)
 def _torch_stays_out_of_the_test_process():
     """torch must not load in a pytest worker (see ``tests/_isolated.py``)."""
@@ -84,8 +133,26 @@ def _torch_stays_out_of_the_test_process():
     assert "torch" not in sys.modules, "this test loaded torch in the pytest process; run its body with run_isolated"
 
 
+def _give_cache_entries_access_times(cache_dir: str) -> int:
+    """Write an access-time file (now) for every entry of the capped cache at ``cache_dir``
+    that has none (see the module docstring); return how many were written."""
+    if not cache_dir or not os.path.isdir(cache_dir):
+        return 0
+    names = set(os.listdir(cache_dir))
+    stamp = time.time_ns().to_bytes(8, "little")  # the format of jax's LRU cache
+    keys = [n.removesuffix("-cache") for n in names if n.endswith("-cache")]
+    missing = [key for key in keys if key + "-atime" not in names]
+    for key in missing:
+        with open(os.path.join(cache_dir, key + "-atime"), "wb") as f:
+            f.write(stamp)
+    return len(missing)
+
+
 def pytest_configure(config):
     from _oracles import missing_oracles, oracles_required
+
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        _give_cache_entries_access_times(_CACHE_DIR)
 
     missing = missing_oracles()
     if missing and oracles_required():
