@@ -425,12 +425,16 @@ class ParallelPlatformTracking(SoroEnv):
             _, (ys, poses) = jax.lax.scan(period, y_rest, forces_r)
             return ys, poses
 
-        run = eqx.filter_jit(lambda model, f: jax.vmap(record, in_axes=(None, 0))(model, f))
-        ys, poses = run(model, forces)
+        def record_all(model, forces):
+            ys, poses = jax.vmap(record, in_axes=(None, 0))(model, forces)
+            # the rest pose in the same program: evaluated eagerly, its kinematics would
+            # dispatch (and compile) hundreds of single operations
+            pose0 = jnp.broadcast_to(self.platform_pose(model, model.split_state(y_rest)[0]), poses[:, :1].shape)
+            return ys, jnp.concatenate([pose0, poses], axis=1)  # index k: after k periods from the pre-roll's start
+
+        ys, poses = eqx.filter_jit(record_all)(model, forces)
         if not bool(jnp.all(jnp.isfinite(ys))):
             raise RuntimeError(f"{self.name}: a recorded reference diverged")
-        pose0 = jnp.broadcast_to(self.platform_pose(model, model.split_state(y_rest)[0]), poses[:, :1].shape)
-        poses = jnp.concatenate([pose0, poses], axis=1)  # index k: after k periods from the pre-roll's start
         return {
             "poses": np.asarray(poses[:, preroll:]),
             "forces": np.asarray(forces[:, preroll:]),
