@@ -213,28 +213,30 @@ def test_finger_small_tension_bends_each_joint_by_its_cable_moment(finger):
     constant is in every link's basis); on a straight joint ``h`` is the cable offset.
     The flexor turns the finger towards the palm, the extensor back."""
     q0 = finger.neutral_configuration()
-    K, tau_f, tau_e, J, poses = jax.jit(
+    x, w = np.polynomial.legendre.leggauss(12)
+    lengths = [float(finger.rod(f"joint{k}").total_length) for k in range(3)]
+    links = [finger.rod(f"joint{k}").num_segments for k in range(3)]
+    arcs = [np.concatenate([(i + 0.5 * (x + 1.0)) * L / n for i in range(n)]) for L, n in zip(lengths, links)]
+    # one program (tree kinematics run eagerly dispatch thousands of single operations)
+    K, tau_f, tau_e, J, poses, joint_points = jax.jit(
         lambda q: (
             finger.stiffness_matrix(),
             finger.generalized_force(q, jnp.asarray([1.0, 0.0])),
             finger.generalized_force(q, jnp.asarray([0.0, 1.0])),
             finger.jacobian(q),
             finger.body_poses(q),
+            [finger.backbone_positions(q, s, body=f"joint{k}") for k, s in enumerate(arcs)],
         )
     )(q0)
     joint = robots.FINGER_JOINT
     EI = joint["young_modulus"] * joint["width"] * joint["thickness"] ** 3 / 12.0
     d = robots.FINGER_CABLE_OFFSET
     poses = np.asarray(poses)
-    x, w = np.polynomial.legendre.leggauss(12)
     predicted = {-1.0: 0.0, 1.0: 0.0}
     for k in range(3):
-        rod = finger.rod(f"joint{k}")
-        L = float(rod.total_length)
-        links = rod.num_segments
-        s = np.concatenate([(i + 0.5 * (x + 1.0)) * L / links for i in range(links)])
-        ws = np.tile(0.5 * w * L / links, links)
-        points = np.asarray(finger.backbone_positions(q0, s, body=f"joint{k}"))
+        L = lengths[k]
+        ws = np.tile(0.5 * w * L / links[k], links[k])
+        points = np.asarray(joint_points[k])
         parent = np.eye(4) if k == 0 else poses[finger.body_index(f"bone{k - 1}")]
         child = poses[finger.body_index(f"bone{k}")]
         length = 0.0 if k == 0 else robots.FINGER_BONE_LENGTHS[k - 1]
