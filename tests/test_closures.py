@@ -248,7 +248,8 @@ def test_trapezoid_keeps_the_closures_and_converges():
     tree = pcr()
     y0 = tree.zero_state()
     u = jnp.asarray([20.0, -10.0, 0.0])  # drive forces [N]: 10 mm in, 5 mm out
-    start = tree.forward_kinematics(tree.neutral_configuration(), body="platform")[:3, 3]
+    # jitted: a tree's kinematics run eagerly dispatch (and compile) hundreds of single operations
+    start = jax.jit(lambda q: tree.forward_kinematics(q, body="platform")[:3, 3])(tree.neutral_configuration())
     ends = {}
     for h, steps in ((2e-3, 100), (1e-3, 200), (2.5e-4, 800)):
         ends[h], worst = _pcr_trapezoid(tree, y0, u, h, steps)

@@ -27,20 +27,24 @@ def _randomization(name):
 
 
 @functools.cache
-def _env(name, randomized=False):
-    env = sorogym.make(name, randomization=_randomization(name)) if randomized else sorogym.make(name)
+def _env(name):
+    """The env under domain randomisation (``_randomization``) and its jitted ``reset`` and
+    ``step``: every contract test here steps this one env, so each env compiles one
+    unbatched and one batched step (the default env, without randomisation, is checked
+    through its Gymnasium face in ``test_env_faces.py`` and in ``test_env_accuracy.py``)."""
+    env = sorogym.make(name, randomization=_randomization(name))
     return env, jax.jit(env.reset), jax.jit(env.step)
 
 
 @functools.cache
-def _batched(name, episode_length, randomized=False):
-    env = _env(name, randomized)[0]
+def _batched(name, episode_length):
+    env = _env(name)[0]
     w = wrap_for_training(env, episode_length=episode_length)
     return w, jax.jit(w.reset), jax.jit(w.step)
 
 
-def _random_rollout(name, num_envs, num_steps, seed, episode_length, randomized=False):
-    w, reset, step = _batched(name, episode_length, randomized)
+def _random_rollout(name, num_envs, num_steps, seed, episode_length):
+    w, reset, step = _batched(name, episode_length)
     state = reset(jax.random.split(jax.random.PRNGKey(seed), num_envs))
     rng = np.random.default_rng(seed)
     states = [state]
@@ -89,7 +93,7 @@ def test_determinism_by_seed(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_domain_randomized_rollouts_stay_finite(name):
-    states = _random_rollout(name, 3, 3 * T_EPISODE, seed=1, episode_length=T_EPISODE, randomized=True)
+    states = _random_rollout(name, 3, 3 * T_EPISODE, seed=1, episode_length=T_EPISODE)
     for s in states:
         assert np.all(np.isfinite(np.asarray(s.obs))) and np.all(np.isfinite(np.asarray(s.reward)))
         assert float(jnp.max(s.info["nonfinite"])) == 0.0
