@@ -88,16 +88,26 @@ def _release_compiled_code_before_the_map_limit():
 
 
 class _CompileCounter(logging.Handler):
-    """Counts JAX's "Finished XLA compilation of jit(<name>)" log records."""
+    """Counts JAX's "Finished XLA compilation of jit(<name>)" log records: all of them, and
+    the eager ones (a primitive's or a ``jax.numpy`` function's name)."""
+
+    PREFIX = "Finished XLA compilation of jit("
 
     def __init__(self):
+        import jax.extend.core.primitives as primitives
+        import jax.numpy as jnp
+
         super().__init__()
-        self.names: list[str] = []
+        self.total = self.eager = 0
+        self._ops = {getattr(primitives, a).name for a in dir(primitives) if a.endswith("_p")}
+        self._jnp = jnp
 
     def emit(self, record):
         message = record.getMessage()
-        if message.startswith("Finished XLA compilation of jit("):
-            self.names.append(message[len("Finished XLA compilation of jit(") :].split(")", 1)[0])
+        if message.startswith(self.PREFIX):
+            name = message[len(self.PREFIX) :].split(")", 1)[0]
+            self.total += 1
+            self.eager += name in self._ops or hasattr(self._jnp, name)
 
 
 _COMPILES_PATH = os.environ.get("SOROGYM_TEST_COMPILES")
@@ -114,16 +124,10 @@ def _count_compilations(request):
     if _COMPILE_COUNTER is None:
         yield
         return
-    import jax.extend.core.primitives as primitives
-    import jax.numpy as jnp
-
-    _COMPILE_COUNTER.names.clear()
+    _COMPILE_COUNTER.total = _COMPILE_COUNTER.eager = 0
     yield
-    ops = {getattr(primitives, a).name for a in dir(primitives) if a.endswith("_p")}
-    names = _COMPILE_COUNTER.names
-    eager = sum(1 for n in names if n in ops or hasattr(jnp, n))
     with open(_COMPILES_PATH, "a") as f:
-        f.write(f"{len(names)}\t{eager}\t{request.node.nodeid}\n")
+        f.write(f"{_COMPILE_COUNTER.total}\t{_COMPILE_COUNTER.eager}\t{request.node.nodeid}\n")
 
 
 @pytest.fixture(autouse=True)

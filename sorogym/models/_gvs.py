@@ -225,6 +225,8 @@ class GVS(QuadratureRod):
         rho = params.density[seg]
         self._quad_mass = (w[:, None] * rho[:, None] * mass_moments).T
         if params.rectangle is None:
+            # circles keep the expressions (and so the compiled programs) they had before
+            # rectangular sections; ``w * line_density`` would round differently
             self._quad_weight_force = params.gravity[:, None] * (w * rho * jnp.pi * radius**2)[None, :]
             line_density = rho * jnp.pi * radius**2
         else:
