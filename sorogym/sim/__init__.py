@@ -17,6 +17,7 @@ from ._solvers import SemiImplicitEuler as SemiImplicitEuler
 from ._solvers import actuation_applied_force as actuation_applied_force
 from ._solvers import linear_trapezoid_step as linear_trapezoid_step
 from ._solvers import semi_implicit_euler_step as semi_implicit_euler_step
+from ._solvers import trapezoid_midpoint_step as trapezoid_midpoint_step
 from ._solvers import trapezoid_predictor_corrector_step as trapezoid_predictor_corrector_step
 from ._variational import VariationalMidpoint as VariationalMidpoint
 from ._variational import variational_midpoint_step as variational_midpoint_step
@@ -34,6 +35,7 @@ __all__ = [
     "linear_trapezoid_step",
     "semi_implicit_euler_step",
     "trapezoid_predictor_corrector_step",
+    "trapezoid_midpoint_step",
     "FIXED_STEP_SCHEMES",
     "overdamped_step",
     "overdamped_vector_field",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._overdamped import overdamped_step, overdamped_vector_field
-from ._solvers import linear_trapezoid_step, trapezoid_predictor_corrector_step
+from ._solvers import linear_trapezoid_step, trapezoid_midpoint_step, trapezoid_predictor_corrector_step
 from ._variational import variational_midpoint_step
 
 #: The fixed-step schemes an environment may run (``config.integrator``), each
@@ -13,6 +13,7 @@ from ._variational import variational_midpoint_step
 FIXED_STEP_SCHEMES: dict[str, Callable] = {
     "trapezoid": linear_trapezoid_step,
     "trapezoid_pc": trapezoid_predictor_corrector_step,
+    "trapezoid_midpoint": trapezoid_midpoint_step,
     "variational": variational_midpoint_step,
     "overdamped": overdamped_step,
 }
