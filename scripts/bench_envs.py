@@ -17,6 +17,12 @@ calls...) one control step of the whole batch launches, loops counted as often a
 
     .venv/bin/python scripts/bench_envs.py [--quick | --smoke] [--envs NAME ...] [--num-envs N ...]
                                            [--device-tag cpu] [--out results/bench] [--skip-accuracy]
+                                           [--set FIELD=VALUE ...]
+
+``--set``: config overrides for every env measured (throughput and accuracy alike), e.g.
+``--set integrator=trapezoid_pc num_substeps=8`` to measure another scheme side by side with
+the default; values are read as Python literals (else kept as strings) and recorded in the
+JSON's ``overrides``.
 
 Writes <out>/envs_<tag>.json and envs_<tag>.md (envs_<tag>_quick.* with --quick) and
 prints the table. scripts/gpu_check.sh runs it on a GPU machine.
@@ -30,6 +36,7 @@ nothing about throughput or accuracy.
 """
 
 import argparse
+import ast
 import json
 import math
 import os
@@ -256,8 +263,31 @@ def wait_for_idle(max_wait_s, threshold=0.15, interval=2.0):
 MAX_HELD_ROLLOUTS = 15
 
 
+def parse_overrides(items) -> dict:
+    """``["FIELD=VALUE", ...]`` -> ``{field: value}``, values as Python literals where they
+    parse (``8``, ``0.5``, ``True``), else strings (``trapezoid_pc``)."""
+    out = {}
+    for item in items or ():
+        field, sep, text = item.partition("=")
+        if not sep or not field:
+            raise SystemExit(f"--set: expected FIELD=VALUE, got {item!r}")
+        try:
+            out[field] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            out[field] = text
+    return out
+
+
 def bench_throughput(
-    names, num_envs_list, env_steps, repeats, min_time, accuracy_proc=None, wait_idle_s=0.0, busy_interval=2.0
+    names,
+    num_envs_list,
+    env_steps,
+    repeats,
+    min_time,
+    accuracy_proc=None,
+    wait_idle_s=0.0,
+    busy_interval=2.0,
+    overrides=None,
 ):
     """Compiles the (env, num_envs) rollouts while the accuracy subprocess runs (if any), at
     most ``MAX_HELD_ROLLOUTS`` at a time, waits for that subprocess (and, up to
@@ -268,7 +298,7 @@ def bench_throughput(
     envs = {}
 
     def compile_job(name, n):
-        env = envs.setdefault(name, sg.make(name))
+        env = envs.setdefault(name, sg.make(name, **(overrides or {})))
         T = steps_per_call(n, env_steps)
         run, state, key, compile_s, cost = compile_rollout(env, n, T)
         print(
@@ -335,8 +365,9 @@ def accuracy_settings(mode):
     return {"reference_dt": 1e-5}
 
 
-def accuracy_only(names, mode, path):
-    """Runs integrator_accuracy for every env and writes {env: result} to `path`."""
+def accuracy_only(names, mode, path, overrides=None):
+    """Runs integrator_accuracy for every env (with the config ``overrides``) and writes
+    {env: result} to `path`."""
     jax.config.update("jax_enable_x64", True)
     from sorogym.env import integrator_accuracy
 
@@ -344,7 +375,7 @@ def accuracy_only(names, mode, path):
     for name in names:
         t0 = time.perf_counter()
         try:
-            res = integrator_accuracy(name, **accuracy_settings(mode))
+            res = integrator_accuracy(name, **accuracy_settings(mode), **(overrides or {}))
         except Exception as exc:  # keep the other envs' results
             res = {"env": name, "error": f"{type(exc).__name__}: {exc}"}
         res["wall_s"] = time.perf_counter() - t0
@@ -357,17 +388,22 @@ def accuracy_only(names, mode, path):
     Path(path).write_text(json.dumps(out, indent=2) + "\n")
 
 
-def start_accuracy(names, mode, path):
-    """This script with --accuracy-only in its own interpreter (x64 on), writing to `path`."""
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--accuracy-only",
-        "--accuracy-out",
-        str(path),
-        "--envs",
-        *names,
-    ] + ([] if mode == "full" else [f"--{mode}"])
+def start_accuracy(names, mode, path, set_args=()):
+    """This script with --accuracy-only in its own interpreter (x64 on), writing to `path`
+    (``set_args``: the ``--set`` items, passed on)."""
+    cmd = (
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--accuracy-only",
+            "--accuracy-out",
+            str(path),
+            "--envs",
+            *names,
+        ]
+        + ([] if mode == "full" else [f"--{mode}"])
+        + (["--set", *set_args] if set_args else [])
+    )
     return subprocess.Popen(cmd, cwd=ROOT)
 
 
@@ -531,14 +567,16 @@ def main(argv=None):
         metavar="S",
         help="before timing, wait up to S seconds until other processes use < 15%% of the CPUs",
     )
+    ap.add_argument("--set", nargs="+", metavar="FIELD=VALUE", help="config overrides for every env measured")
     ap.add_argument("--accuracy-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--accuracy-out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     default_names = list(SMOKE_ENVS) if mode == "smoke" else list(sg.registry())
     names = [canonical_name(n) for n in args.envs] if args.envs else default_names
+    overrides = parse_overrides(args.set)
     if args.accuracy_only:
-        accuracy_only(names, mode, args.accuracy_out)
+        accuracy_only(names, mode, args.accuracy_out, overrides)
         return
 
     num_envs_list = args.num_envs or {"full": FULL_NUM_ENVS, "quick": QUICK_NUM_ENVS, "smoke": SMOKE_NUM_ENVS}[mode]
@@ -572,6 +610,7 @@ def main(argv=None):
         "used just before timing (CPU throughput drops sharply when it is high); see also loadavg_*",
     ]
     info = meta(mode, args.device_tag, [n for n in notes if n is not None])
+    info["overrides"] = overrides
     print(
         f"backend {info['device']['backend']} ({info['device']['device_kind']}), envs {names}, "
         f"num_envs {list(num_envs_list)}",
@@ -586,9 +625,9 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         acc_path = Path(tmp) / "accuracy.json"
         if not args.skip_accuracy:
-            proc = start_accuracy(names, mode, acc_path)
+            proc = start_accuracy(names, mode, acc_path, args.set)
         rows, busy = bench_throughput(
-            names, num_envs_list, env_steps, repeats, min_time, proc, args.wait_idle, busy_interval
+            names, num_envs_list, env_steps, repeats, min_time, proc, args.wait_idle, busy_interval, overrides
         )
         if proc is not None:
             if proc.wait() != 0 or not acc_path.exists():

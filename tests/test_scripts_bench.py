@@ -120,9 +120,10 @@ def test_bench_planning_static_smoke(tmp_path):
 
 
 def test_bench_envs_smoke(tmp_path):
-    run_smoke("bench_envs", "--out", str(tmp_path))
+    run_smoke("bench_envs", "--out", str(tmp_path), "--set", "num_substeps=3", "theta=0.5")
     report = smoke_report(tmp_path, "envs_cpu_smoke")
     assert_smoke_meta(report)
+    assert report["overrides"] == {"num_substeps": 3, "theta": 0.5}
 
     rows = report["rows"]
     assert [(r["env"], r["num_envs"]) for r in rows] == [("StrainTracking-v0", 2)]
@@ -131,12 +132,13 @@ def test_bench_envs_smoke(tmp_path):
     assert positive(r["best_call_s"]) and positive(r["median_call_s"]) and positive(r["compile_s"])
     assert r["steps_per_call"] == 8 and r["repeats"] == 1 and r["calls_per_repeat"] >= 1
     assert r["env_steps_per_s"] == pytest.approx(r["num_envs"] * r["steps_per_call"] / r["best_call_s"])
-    assert r["num_substeps"] >= 1 and r["control_dt"] == pytest.approx(r["num_substeps"] * r["substep_dt"])
+    assert r["num_substeps"] == 3 and r["control_dt"] == pytest.approx(r["num_substeps"] * r["substep_dt"])
 
     # the accuracy subprocess ran, and its result reached the row
     accuracy = report["accuracy"]["StrainTracking-v0"]
     assert "error" not in accuracy, accuracy.get("error")
     assert accuracy["num_steps"] == 5 and accuracy["reference"] == "tsit5_adaptive"
+    assert accuracy["substep_dt"] == pytest.approx(r["substep_dt"])  # the overrides reached the subprocess
     assert finite(accuracy["tip_error_rel"]) and 0.0 <= accuracy["tip_error_rel"] < 1e-2
     assert finite(accuracy["point_error_rel"]) and positive(accuracy["wall_s"])
     assert r["tip_error_rel"] == accuracy["tip_error_rel"] and r["accuracy_point"] == accuracy["accuracy_point"]
